@@ -1,0 +1,32 @@
+"""mir: Machine Intelligence Runtime.
+
+The runtime is a library first: production code calls it in-process (``from mir import
+load_agent``); the ``mir`` CLI is a thin shell over the same functions. Public names are
+resolved lazily so ``import mir`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; filled in as capabilities publish library API.
+_LAZY: dict[str, str] = {
+    "MirError": "mir.errors",
+    "MirUserError": "mir.errors",
+    "ConfigError": "mir.errors",
+    "find_project": "mir.project",
+    "load_contract": "mir.contracts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mir' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

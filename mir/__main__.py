@@ -1,0 +1,3 @@
+from mir.cli import run_main
+
+run_main()

@@ -1,0 +1,85 @@
+"""The ``mir`` command: a thin typer shell over the capabilities' application functions.
+
+Every sub-command module registers itself in ``build_app``. Sub-command modules import
+only typer/rich and light application code at module level; anything heavy (duckdb,
+llama_cpp, litellm) is imported inside the call that needs it, so ``mir --help`` stays
+as fast as ``import typer, rich``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from mir import __version__
+from mir.cli import lint, new, project, run, schema, traces
+from mir.cli.output import error_console
+from mir.errors import EXIT_USAGE, MirUserError
+
+try:  # typer >= 0.29 vendors click; older typers use the click package itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import ClickException
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mir {__version__}")
+        raise typer.Exit()
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="mir",
+        help="Machine Intelligence Runtime: capability-first scaffolding, boundary linting, "
+        "and agents whose every output is a validated, traced proposal.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    ) -> None:
+        """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
+
+    for module in (project, new, lint, run, traces, schema):
+        module.register(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    app = build_app()
+    try:
+        result = app(args=args, prog_name="mir", standalone_mode=False)
+    except MirUserError as exc:
+        if debug:
+            raise
+        error_console().print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        return exc.exit_code
+    except typer.Abort:
+        error_console().print("aborted")
+        return 1
+    except ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    code = result if isinstance(result, int) else 0
+    return code
+
+
+def run_main() -> None:  # pragma: no cover - thin wrapper for the console script
+    sys.exit(main())
+
+
+__all__ = ["EXIT_USAGE", "build_app", "main"]

@@ -1,0 +1,57 @@
+"""``mir schema``: the JSON schemas of contracts, intent docs, eval suites and [tool.mir]."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from mir.cli.output import console, error_console
+
+
+def _render(schema: dict) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("schema")
+    def schema_command(
+        write: Path | None = typer.Option(
+            None, "--write", help="Write every schema into this folder (e.g. schemas/)."
+        ),
+        check: Path | None = typer.Option(
+            None, "--check", help="Exit 1 when the schemas in this folder are stale."
+        ),
+        name: str | None = typer.Argument(
+            None, help="Print one schema, e.g. agent-contract.schema.json."
+        ),
+    ) -> int:
+        """Print or write the JSON schemas of the files mir reads (for editor completion)."""
+        from mir.contracts import json_schemas
+        from mir.errors import UsageError
+
+        schemas = {file: _render(body) for file, body in json_schemas().items()}
+        if name is not None:
+            if name not in schemas:
+                raise UsageError(f"unknown schema {name!r}; choose from {sorted(schemas)}")
+            console().out(schemas[name], end="")
+            return 0
+        if check is not None:
+            stale = [f for f, text in schemas.items() if _read(check / f) != text]
+            for file in stale:
+                error_console().print(f"stale: {check / file} (run `mir schema --write {check}`)")
+            return 1 if stale else 0
+        if write is not None:
+            write.mkdir(parents=True, exist_ok=True)
+            for file, text in schemas.items():
+                (write / file).write_text(text, encoding="utf-8")
+                console().print(f"wrote {write / file}")
+            return 0
+        for file in schemas:
+            console().print(file)
+        return 0
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None

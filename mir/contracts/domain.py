@@ -1,0 +1,222 @@
+"""The file formats users write: intent-doc front matter, agent contracts, eval suites.
+
+These models *are* the formats: the JSON schemas in ``schemas/`` are generated from
+them (``mir schema --write``), scaffolding renders files that validate against them,
+the boundary linter reads ``IntentDoc`` and the runtime executes ``AgentContract``.
+Every model forbids unknown keys so a typo is an error, not a silently ignored rule.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+Layer = Literal["domain", "application", "adapters"]
+LAYERS: tuple[Layer, ...] = ("domain", "application", "adapters")
+
+
+def _identifier(value: str) -> str:
+    if not value.isidentifier() or keyword.iskeyword(value):
+        raise ValueError(f"{value!r} is not a valid Python identifier")
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(_identifier)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- intent docs
+class IntentDoc(_Strict):
+    """Front matter of a capability's CLAUDE.md, enforced by ``mir lint boundaries``."""
+
+    capability: Identifier = Field(description="The capability's package name.")
+    depends_on: list[Identifier] = Field(
+        default_factory=list, description="Capabilities this one may import (public API only)."
+    )
+    public: list[str] = Field(
+        default_factory=list, description="Names the package __init__ exports to others."
+    )
+    forbidden: dict[Layer, list[str]] = Field(
+        default_factory=dict,
+        description="Extra modules a layer may not import, added to [tool.mir.lint] defaults.",
+    )
+    layers: dict[str, Layer] = Field(
+        default_factory=dict,
+        description="Modules of this capability with other names, mapped to a layer "
+        "(e.g. {rules: domain}).",
+    )
+
+
+# --------------------------------------------------------------------------- contracts
+class Scope(_Strict):
+    """What the agent may see. Keys outside these lists are dropped before the prompt."""
+
+    input: list[str] = Field(default_factory=list, description="Input fields the agent may see.")
+    context: list[str] = Field(
+        default_factory=list, description="Context (world state) fields the agent may see."
+    )
+
+
+class DecisionSpec(_Strict):
+    """The shape of a decision: a pydantic model in the capability's domain, or inline."""
+
+    model: str | None = Field(
+        None,
+        description="'module:Class' inside the capability, e.g. 'domain:TriageDecision'.",
+    )
+    json_schema: dict[str, Any] | None = Field(None, description="Inline JSON schema instead.")
+    action_field: str = "action"
+    confidence_field: str = "confidence"
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DecisionSpec:
+        if (self.model is None) == (self.json_schema is None):
+            raise ValueError("set exactly one of 'model' or 'json_schema'")
+        if self.model is not None and ":" not in self.model:
+            raise ValueError("'model' must look like 'module:Class', e.g. 'domain:TriageDecision'")
+        return self
+
+
+class ParamLimit(_Strict):
+    """Deterministic limits on one decision field, checked before execution."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = Field(None, ge=0)
+    one_of: list[Any] | None = None
+
+
+class ActionSpec(_Strict):
+    description: str = ""
+    executor: str = Field(
+        description="'module:function' inside the capability, e.g. 'adapters:issue_refund'."
+    )
+    roles: list[str] = Field(
+        default_factory=lambda: ["*"], description="Caller roles allowed to trigger it; '*' = any."
+    )
+    limits: dict[str, ParamLimit] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _executor_ref(self) -> ActionSpec:
+        if ":" not in self.executor:
+            raise ValueError("'executor' must look like 'module:function'")
+        return self
+
+
+class Review(_Strict):
+    confidence_threshold: float = Field(
+        0.7, ge=0, le=1, description="Below this confidence a human approves first."
+    )
+
+
+class Budget(_Strict):
+    max_tokens: int | None = Field(None, gt=0, description="Per decision, all attempts.")
+    max_cost_usd: float | None = Field(None, ge=0, description="Per decision, all attempts.")
+
+
+class Route(_Strict):
+    """One way to reach a model. Routes are tried in order (local first)."""
+
+    name: str | None = None
+    provider: Literal["llama", "litellm", "rules", "scripted"]
+    model: str | None = Field(
+        None, description="llama: a .gguf path or 'default'; litellm: a model id."
+    )
+    api_base: str | None = None
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the key (never the key)."
+    )
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(256, gt=0)
+    timeout_s: float = Field(60.0, gt=0)
+    responses: str | None = Field(None, description="scripted: JSONL file of raw outputs.")
+
+
+Condition = Literal["invalid", "low_confidence"]
+
+
+class Ensemble(_Strict):
+    routes: list[str] = Field(min_length=2, description="Names of routes that vote.")
+    min_agreement: float = Field(0.5, gt=0, le=1)
+
+
+class RuleCondition(_Strict):
+    field: str = Field(description="Dotted path: 'input.amount' or 'context.customer_tier'.")
+    op: Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
+    value: Any
+
+
+class Rule(_Strict):
+    when: list[RuleCondition] = Field(default_factory=list, description="All must hold.")
+    action: str
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Literal values, or '$input.x' / '$context.y'."
+    )
+    confidence: float = Field(1.0, ge=0, le=1)
+
+
+class Fallback(_Strict):
+    """Deterministic rules used past the retry budget or while the agent is suspended."""
+
+    rules: list[Rule] = Field(default_factory=list)
+    default: Rule | None = None
+
+
+class AgentContract(_Strict):
+    """A responsibility contract: what an agent may see, decide and trigger."""
+
+    agent: Identifier
+    version: str = "1"
+    mission: str = Field(min_length=1)
+    scope: Scope = Field(default_factory=Scope)
+    decision: DecisionSpec
+    actions: dict[str, ActionSpec] = Field(min_length=1)
+    review: Review = Field(default_factory=Review)
+    retries: int = Field(2, ge=0, le=10, description="Re-asks after invalid output.")
+    budget: Budget = Field(default_factory=Budget)
+    ttl_seconds: int = Field(300, gt=0, description="How long a decision stays executable.")
+    prompt: str = Field(description="Prompt template next to the contract, e.g. 'triage.j2'.")
+    routes: list[Route] = Field(min_length=1)
+    cascade_on: list[Condition] = Field(
+        default_factory=list, description="Try the next route when a route's output is this."
+    )
+    ensemble: Ensemble | None = None
+    fallback: Fallback = Field(default_factory=Fallback)
+
+    @model_validator(mode="after")
+    def _cross_refs(self) -> AgentContract:
+        names = {r.name for r in self.routes if r.name}
+        if self.ensemble:
+            missing = [n for n in self.ensemble.routes if n not in names]
+            if missing:
+                raise ValueError(f"ensemble names unknown routes: {missing}")
+        for rule in [
+            *self.fallback.rules,
+            *([self.fallback.default] if self.fallback.default else []),
+        ]:
+            if rule.action not in self.actions:
+                raise ValueError(f"fallback rule uses unknown action {rule.action!r}")
+        return self
+
+
+# --------------------------------------------------------------------------- eval suites
+class EvalCase(_Strict):
+    id: str
+    input: dict[str, Any]
+    context: dict[str, Any] = Field(default_factory=dict)
+    role: str = "agent"
+    expect: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Assertions on the decision record, e.g. {action: refund, status: executed}.",
+    )
+
+
+class EvalSuite(_Strict):
+    agent: str
+    description: str = ""
+    cases: list[EvalCase] = Field(default_factory=list)

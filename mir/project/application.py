@@ -1,0 +1,74 @@
+"""Finding the project a command runs in, and reading its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from mir.errors import ConfigError
+from mir.project.adapters import read_tool_table
+from mir.project.domain import MirSettings, describe_validation_error
+
+SectionT = TypeVar("SectionT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Project:
+    """A mir project: its root folder, its pyproject.toml and validated settings."""
+
+    root: Path
+    pyproject: Path
+    settings: MirSettings
+
+    @property
+    def capabilities_dir(self) -> Path:
+        return self.root / self.settings.capabilities
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / self.settings.state_dir
+
+    def section(self, name: str, model: type[SectionT]) -> SectionT:
+        """Validate the ``[tool.mir.<name>]`` sub-table with the owning capability's model."""
+        raw = getattr(self.settings, name)
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise ConfigError(
+                describe_validation_error(exc, prefix=f"tool.mir.{name}"), where=str(self.pyproject)
+            ) from exc
+
+
+def load_project_at(root: Path) -> Project:
+    """Load the project whose pyproject.toml is in ``root`` (it must have ``[tool.mir]``)."""
+    pyproject = root / "pyproject.toml"
+    table = read_tool_table(pyproject)
+    if table is None:
+        raise ConfigError(
+            "no [tool.mir] table", where=str(pyproject), hint="run `mir init` to add one"
+        )
+    try:
+        settings = MirSettings.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(
+            describe_validation_error(exc, prefix="tool.mir"), where=str(pyproject)
+        ) from exc
+    return Project(root=root.resolve(), pyproject=pyproject, settings=settings)
+
+
+def find_project(start: Path | None = None) -> Project:
+    """Walk up from ``start`` (default: cwd) to the nearest pyproject.toml with ``[tool.mir]``."""
+    here = (start or Path.cwd()).resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and read_tool_table(candidate) is not None:
+            return load_project_at(folder)
+    raise ConfigError(
+        f"no mir project found in {here} or any parent (no pyproject.toml with [tool.mir])",
+        hint="run `mir init` first, or pass the project folder",
+    )

@@ -1,0 +1,88 @@
+"""Test harness shared by every test.
+
+Two guarantees hold for the whole session:
+
+* no real network: any socket connection outside the loopback range fails, in this
+  process, and ``MIR_BLOCK_REMOTE_MODELS=1`` makes mir's remote model adapter refuse
+  non-loopback endpoints in every ``mir`` subprocess the tests start;
+* functional tests run the real installed ``mir`` executable in a subprocess.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+os.environ["MIR_BLOCK_REMOTE_MODELS"] = "1"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY"):
+    os.environ.pop(_key, None)
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_local(address: object) -> bool:
+    if not isinstance(address, tuple):  # AF_UNIX paths
+        return True
+    host = str(address[0])
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    if not _is_local(address):
+        raise ConnectionRefusedError(f"network access is blocked in tests: {address!r}")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    if not _is_local(address):
+        raise ConnectionRefusedError(f"network access is blocked in tests: {address!r}")
+    return _real_connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+MIR_EXE = Path(sys.executable).parent / "mir"
+REPO = Path(__file__).resolve().parent.parent
+
+RunMir = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_mir() -> RunMir:
+    """Run the installed ``mir`` executable: ``run_mir("init", cwd=tmp_path)``."""
+
+    def _run(
+        *args: str,
+        cwd: Path | None = None,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", **(env or {})}
+        return subprocess.run(
+            [str(MIR_EXE), *args],
+            cwd=cwd,
+            input=input,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return _run
