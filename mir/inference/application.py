@@ -1,0 +1,17 @@
+"""The model port and the factory that picks an adapter for a route."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from mir.inference.domain import ModelRequest, ModelResponse
+
+
+class ModelProvider(Protocol):
+    """A way to reach a model. One real adapter per provider; tests use the scripted one."""
+
+    name: str
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Return the model's raw text; raise ``ProviderError`` when it cannot answer."""
+        ...
