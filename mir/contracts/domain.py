@@ -181,6 +181,12 @@ class AgentContract(_Strict):
     budget: Budget = Field(default_factory=Budget)
     ttl_seconds: int = Field(300, gt=0, description="How long a decision stays executable.")
     prompt: str = Field(description="Prompt template next to the contract, e.g. 'triage.j2'.")
+    context_loader: str | None = Field(
+        None,
+        description="'module:function' in the capability returning the current world state "
+        "for an input; called for the snapshot and again right before execution, where a "
+        "changed state makes the decision STALE instead of executing it.",
+    )
     routes: list[Route] = Field(min_length=1)
     cascade_on: list[Condition] = Field(
         default_factory=list, description="Try the next route when a route's output is this."
