@@ -1,9 +1,110 @@
-"""Command module; see register()."""
+"""``mir new capability`` / ``mir new agent``: scaffold code that follows the architecture."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+from mir.cli.output import console
+
+if TYPE_CHECKING:
+    from mir.scaffold import Plan
+
+DRY_RUN = typer.Option(False, "--dry-run", help="Print the files it would write; write nothing.")
+TEMPLATES = typer.Option(
+    None,
+    "--templates",
+    help="Folder of jinja2 templates overriding mir's (missing ones fall back to mir's). "
+    "Default: [tool.mir] templates.",
+    file_okay=False,
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Commands of this group are added by their capability's work in progress."""
+    new = typer.Typer(
+        help="Scaffold a capability or an agent (never overwrites a file).",
+        no_args_is_help=True,
+    )
+
+    @new.command("capability")
+    def capability_command(
+        name: str = typer.Argument(help="Capability name, e.g. support_desk (or support-desk)."),
+        dry_run: bool = DRY_RUN,
+        templates: Path | None = TEMPLATES,
+    ) -> None:
+        """A vertical slice: intent doc, public interface, domain/application/adapters, tests."""
+        from mir.scaffold import new_capability
+
+        render_plan(new_capability(name, templates=templates, dry_run=dry_run), dry_run)
+
+    @new.command("agent")
+    def agent_command(
+        capability: str = typer.Argument(help="An existing capability."),
+        name: str = typer.Argument(help="Agent name, e.g. triage."),
+        actions: list[str] | None = typer.Option(
+            None,
+            "--action",
+            "-a",
+            help="An action the agent may choose (repeat it). Default: resolve. "
+            "'escalate' (hand to a human, the fallback) is always added.",
+        ),
+        dry_run: bool = DRY_RUN,
+        templates: Path | None = TEMPLATES,
+    ) -> None:
+        """A responsibility contract, prompt, decision schema, executors and eval suite."""
+        from mir.scaffold import DEFAULT_ACTIONS, new_agent
+
+        plan = new_agent(
+            capability,
+            name,
+            actions=actions or DEFAULT_ACTIONS,
+            templates=templates,
+            dry_run=dry_run,
+        )
+        render_plan(plan, dry_run)
+
+    app.add_typer(new, name="new")
+
+
+_LABELS = {
+    "create": "created",
+    "append": "appended to",
+    "update": "updated",
+    "unchanged": "unchanged",
+}
+_DRY_LABELS = {
+    "create": "to create",
+    "append": "to append to",
+    "update": "to update",
+    "unchanged": "unchanged",
+}
+
+
+def render_plan(plan: Plan, dry_run: bool) -> None:
+    """The plan as a file tree, each file marked with what happens to it."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    from mir.scaffold import ChangeKind
+
+    heading = f"{plan.title} (dry run: nothing written)" if dry_run else plan.title
+    tree = Tree(Text(heading))
+    folders: dict[tuple[str, ...], Tree] = {(): tree}
+    for change in sorted(plan.changes, key=lambda c: c.path.parts):
+        parts = change.path.parts
+        for depth in range(1, len(parts)):
+            key = parts[:depth]
+            if key not in folders:
+                folders[key] = folders[key[:-1]].add(Text(f"{key[-1]}/"))
+        verb = change.kind.value
+        if dry_run and change.kind is not ChangeKind.KEEP:
+            verb = f"would {verb}"
+        note = f", {change.note}" if change.note else ""
+        folders[parts[:-1]].add(Text(f"{parts[-1]}  ({verb}{note})"))
+    console().print(tree, soft_wrap=False, crop=False)
+    labels = _DRY_LABELS if dry_run else _LABELS
+    counts = [(kind, sum(c.kind.value == kind for c in plan.changes)) for kind in labels]
+    summary = ", ".join(f"{n} {labels[kind]}" for kind, n in counts if n)
+    console().print(f"files: {summary}")

@@ -1,9 +1,27 @@
-"""Command module; see register()."""
+"""``mir init``: make a folder a mir project (safe to re-run)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Commands of this group are added by their capability's work in progress."""
+    @app.command("init")
+    def init_command(
+        folder: Path = typer.Argument(
+            Path("."), help="Project folder (created if missing).", file_okay=False
+        ),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Print what it would change; write nothing."
+        ),
+    ) -> None:
+        """Add CLAUDE.md, AGENTS.md, [tool.mir], capabilities/ and .mir/ to .gitignore.
+
+        Existing files are left as they are; re-running changes nothing.
+        """
+        from mir.cli.new import render_plan
+        from mir.scaffold import init_project
+
+        render_plan(init_project(folder, dry_run=dry_run), dry_run)

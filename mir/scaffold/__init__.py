@@ -1,0 +1,17 @@
+"""Scaffolding: ``mir init``, ``mir new capability``, ``mir new agent`` (public interface)."""
+
+from mir.scaffold.application import DEFAULT_ACTIONS
+from mir.scaffold.domain import ChangeKind, FileChange, Plan, normalize_name
+from mir.scaffold.entrypoints import init_project, new_agent, new_capability, scaffold_demo
+
+__all__ = [
+    "DEFAULT_ACTIONS",
+    "ChangeKind",
+    "FileChange",
+    "Plan",
+    "init_project",
+    "new_agent",
+    "new_capability",
+    "normalize_name",
+    "scaffold_demo",
+]
