@@ -15,6 +15,8 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mir.errors import MirUserError
+
 FlowStatus = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
 Step = Literal[
     "snapshot", "infer", "validate", "route", "review", "recheck", "execute", "fallback", "final"
@@ -45,3 +47,92 @@ class TraceEvent(BaseModel):
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     data: dict[str, Any] = Field(default_factory=dict, description="Step-specific payload.")
+
+
+class FlowSummary(BaseModel):
+    """One decision flow as ``mir traces list`` shows it (aggregated over its events)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    flow_id: str
+    agent: str
+    status: FlowStatus | None = Field(None, description="Status of the latest event setting one.")
+    started_at: datetime
+    updated_at: datetime
+    steps: int = Field(description="Number of events in the flow.")
+    provider: str | None = None
+    model: str | None = None
+    tokens: int = Field(0, description="Prompt + completion tokens over every step.")
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    action: str | None = Field(None, description="The proposed action, when a step recorded one.")
+
+
+class CompactionResult(BaseModel):
+    """What one compaction did: closed segments folded into the database file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    segments: int = Field(0, description="Closed segment files loaded (and then removed).")
+    events: int = Field(0, description="Event lines loaded into the database.")
+    skipped_lines: int = Field(0, description="Torn or malformed lines that could not be read.")
+    quarantined: tuple[str, ...] = Field(
+        (), description="Segments with unreadable lines, moved aside instead of deleted."
+    )
+    skipped: bool = Field(False, description="True when another process was already compacting.")
+
+
+class ChainBreak(BaseModel):
+    """One place where the hash chain does not hold: an edited, removed or moved line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    segment: str
+    line: int
+    event_id: str | None
+    problem: str
+
+
+class IntegrityReport(BaseModel):
+    """The result of ``mir traces verify``: every line re-hashed, every link checked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    segments: int
+    lines: int
+    breaks: tuple[ChainBreak, ...] = ()
+    digest: str = Field(description="Hash over every segment head; record it to anchor the log.")
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaks
+
+
+class TraceSettings(BaseModel):
+    """``[tool.mir.traces]``: where traces live and what must never be written."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(
+        None, description="Trace folder relative to the project root (default <state_dir>/traces)."
+    )
+    redact_env: list[str] = Field(
+        default_factory=list,
+        description="Environment variables whose values are replaced by [REDACTED] before "
+        "writing (names ending in _API_KEY, _TOKEN, _SECRET, _PASSWORD always are).",
+    )
+    fsync: bool = Field(
+        False,
+        description="fsync every append: survives power loss, not only a process crash (slower).",
+    )
+    segment_events: int = Field(
+        20_000, ge=1, description="Lines per segment file before a writer starts a new one."
+    )
+    compact_after: int = Field(
+        8, ge=1, description="Closed segments that trigger an automatic compaction."
+    )
+
+
+class TraceStoreError(MirUserError):
+    """The trace store cannot be read or written as it is (a corrupt or foreign-locked
+    database file); the message names the file and how to recover, and nothing is lost."""

@@ -1,0 +1,33 @@
+"""Traces: every decision's events, stored append-only and queryable (public interface)."""
+
+from mir.traces.application import find_flow, parse_since, verify_traces
+from mir.traces.domain import (
+    ChainBreak,
+    CompactionResult,
+    FlowStatus,
+    FlowSummary,
+    IntegrityReport,
+    Step,
+    TraceEvent,
+    TraceSettings,
+    TraceStoreError,
+)
+from mir.traces.exporters import export_traces
+from mir.traces.store import TraceStore
+
+__all__ = [
+    "ChainBreak",
+    "CompactionResult",
+    "FlowStatus",
+    "FlowSummary",
+    "IntegrityReport",
+    "Step",
+    "TraceEvent",
+    "TraceSettings",
+    "TraceStore",
+    "TraceStoreError",
+    "export_traces",
+    "find_flow",
+    "parse_since",
+    "verify_traces",
+]

@@ -1,0 +1,68 @@
+"""Use cases behind ``mir traces``: resolving a flow, verifying the chain, time windows.
+
+They talk to storage through the ``TraceReader`` port, so they are tested with a
+hand-written fake; ``TraceStore`` is the real adapter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from mir.errors import UsageError
+from mir.traces.domain import IntegrityReport, TraceEvent
+from mir.traces.integrity import ChainLine, check_chain
+
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_RELATIVE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+
+
+class TraceReader(Protocol):
+    def flow(self, flow_id: str) -> list[TraceEvent]: ...
+
+    def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]: ...
+
+    def chain(self) -> tuple[list[ChainLine], Mapping[str, tuple[int, str]]]: ...
+
+
+def parse_since(text: str, *, now: datetime | None = None) -> datetime:
+    """``2026-11-30T10:00``, ``2026-11-30`` or a relative window: ``90s``, ``1h``, ``2d``."""
+    match = _RELATIVE.match(text)
+    if match:
+        amount, unit = int(match.group(1)), _UNITS[match.group(2)]
+        return (now or datetime.now(UTC)) - timedelta(**{unit: amount})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since: cannot read {text!r} as a time",
+            hint="use an ISO date/time like 2026-11-30T10:00 or a window like 30m, 1h, 2d",
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def find_flow(reader: TraceReader, flow_id: str) -> list[TraceEvent]:
+    """The events of the flow whose id is ``flow_id`` or starts with it (unique prefix)."""
+    events = reader.flow(flow_id)
+    if events:
+        return events
+    candidates = reader.flow_ids(flow_id, limit=6) if flow_id else []
+    if len(candidates) == 1:
+        return reader.flow(candidates[0])
+    if not candidates:
+        raise UsageError(
+            f"no flow {flow_id!r} in the trace store", hint="see `mir traces list` for flow ids"
+        )
+    shown = ", ".join(candidates[:5])
+    raise UsageError(
+        f"flow id prefix {flow_id!r} is ambiguous ({shown}...)",
+        hint="give more characters of the flow id",
+    )
+
+
+def verify_traces(reader: TraceReader) -> IntegrityReport:
+    """Re-hash every stored line and check every link of every segment's chain."""
+    lines, recorded = reader.chain()
+    return check_chain(lines, recorded)

@@ -1,0 +1,154 @@
+"""The DuckDB file: ordered migrations, and SQL over the database plus live segments.
+
+Schema changes are named migrations applied in order, each in its own transaction and
+recorded in ``_migrations`` (name, applied_at), so upgrading is idempotent and a
+database always says which schema it has (after simonw/llm). Only a compactor (holding
+the exclusive folder lock) migrates; readers open the file read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mir.traces.domain import TraceStoreError
+from mir.traces.records import CHAIN_FIELDS, EVENT_FIELDS
+
+if TYPE_CHECKING:
+    import duckdb
+
+_EVENT_COLUMNS = ", ".join(f'"{name}" {kind}' for name, kind in EVENT_FIELDS.items())
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_create_events",
+        # One row per segment line, keyed by (segment, n): the physical record the hash
+        # chain covers. Readers dedupe by event_id (a caller may append an event twice).
+        "CREATE TABLE events (segment VARCHAR NOT NULL, n BIGINT NOT NULL, v INTEGER, "
+        f"prev VARCHAR, hash VARCHAR, {_EVENT_COLUMNS})",
+    ),
+    (
+        "0002_create_segments",
+        # A segment is loaded in the same transaction that records it here: a compactor
+        # killed before deleting the file re-runs as a no-op instead of double-counting.
+        "CREATE TABLE segments (name VARCHAR PRIMARY KEY, lines BIGINT NOT NULL, "
+        "head VARCHAR, compacted_at TIMESTAMPTZ NOT NULL)",
+    ),
+)
+STORED_COLUMNS = ("segment", "n", "v", "prev", "hash", *EVENT_FIELDS)
+
+
+def quoted(names: Sequence[str]) -> str:
+    """A column list; quoted because ``at`` is an SQL keyword."""
+    return ", ".join(f'"{name}"' for name in names)
+
+
+_RECOVER = "move it aside and run the command again; the segment files are kept"
+
+
+def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the database file (or an in-memory one), turning DuckDB's errors into one
+    clear line that names the file and the way out."""
+    import duckdb
+
+    if path is None:
+        return duckdb.connect(":memory:")
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise TraceStoreError(
+                "the trace database is held open by another program",
+                where=str(path),
+                hint="close the other program (e.g. a duckdb shell) and retry; new traces "
+                "keep accumulating in segment files meanwhile",
+            ) from exc
+        raise TraceStoreError(
+            f"not a readable trace database ({text.splitlines()[0]})",
+            where=str(path),
+            hint=_RECOVER,
+        ) from exc
+
+
+def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = '_migrations'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [row[0] for row in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
+
+
+def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    done = set(applied_migrations(con))
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply every migration not yet recorded, in order; returns the names applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations "
+        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    done = set(applied_migrations(con))
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        con.execute(sql)
+        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
+        con.execute("COMMIT")
+        applied.append(name)
+    return applied
+
+
+def _sql_list(files: Sequence[Path]) -> str:
+    return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+
+
+def raw_segment_lines(files: Sequence[Path]) -> str:
+    """Every line of the files, torn or malformed ones as rows whose event_id is NULL.
+
+    Columns are given explicitly: nothing is inferred, so an empty file or an old line
+    format (a missing field loads as NULL) reads the same way.
+    """
+    columns = {**CHAIN_FIELDS, **EVENT_FIELDS}
+    spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+    names = quoted([c for c in STORED_COLUMNS if c != "segment"])
+    return (
+        f"SELECT parse_filename(filename) AS segment, {names} FROM read_json("
+        f"{_sql_list(files)}, format='newline_delimited', columns={spec}, "
+        "ignore_errors=true, filename=true)"
+    )
+
+
+def stored_lines(*, has_db: bool, files: Sequence[Path], where: str = "true") -> str:
+    """All stored lines (database, then segments not yet compacted), filtered by ``where``."""
+    columns = quoted(STORED_COLUMNS)
+    parts = []
+    if has_db:
+        parts.append(f"SELECT 0 AS src, {columns} FROM events WHERE {where}")
+    if files:
+        not_loaded = "AND segment NOT IN (SELECT name FROM segments)" if has_db else ""
+        parts.append(
+            f"SELECT 1 AS src, {columns} FROM ({raw_segment_lines(files)}) "
+            f"WHERE event_id IS NOT NULL {not_loaded} AND ({where})"
+        )
+    if not parts:
+        nulls = ", ".join(f'NULL::{_kind(c)} AS "{c}"' for c in STORED_COLUMNS)
+        parts.append(f"SELECT 0 AS src, {nulls} WHERE false")
+    return " UNION ALL ".join(parts)
+
+
+def unique_events(*, has_db: bool, files: Sequence[Path], where: str = "true") -> str:
+    """Stored lines deduplicated by event_id (the database copy wins)."""
+    return (
+        f"SELECT * FROM ({stored_lines(has_db=has_db, files=files, where=where)}) "
+        "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY src, segment, n) = 1"
+    )
+
+
+def _kind(column: str) -> str:
+    return {**CHAIN_FIELDS, **EVENT_FIELDS, "segment": "VARCHAR"}[column]

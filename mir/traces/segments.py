@@ -1,0 +1,161 @@
+"""Segment files: each writing process appends to files only it writes.
+
+A writer creates ``segments/<host>-<pid>-<random>.jsonl`` and holds an exclusive
+``flock`` on it for as long as the file is open. That lock is the whole protocol:
+
+* a segment whose lock can be taken is *closed* (its writer rotated away from it,
+  closed the store, or died -- the kernel drops a dead process's locks), so it may be
+  compacted; a segment whose lock is held is *live* and is only read;
+* the file is created under a hidden name, locked, then renamed into place, so a
+  compactor can never see it unlocked before the writer holds it.
+
+Appends are one ``os.write`` of whole lines on an ``O_APPEND`` descriptor: a crash can
+leave at most a torn last line, which readers skip and compaction reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from uuid import uuid4
+
+from mir.traces.records import encode_line, genesis, link
+
+SEGMENT_SUFFIX = ".jsonl"
+
+
+class SegmentWriter:
+    """Appends hash-chained lines to this process's current segment, rotating by size."""
+
+    def __init__(self, folder: Path, *, max_lines: int, fsync: bool) -> None:
+        self.folder = folder
+        self.max_lines = max_lines
+        self.fsync = fsync
+        self._fd: int | None = None
+        self._pid = 0
+        self.name = ""
+        self._n = 0
+        self._prev = ""
+        self.rotations = 0
+
+    def write(self, bodies: Sequence[str]) -> None:
+        """Append one line per body; durable against a process crash when it returns."""
+        if self._fd is not None and (self._pid != os.getpid() or self._n >= self.max_lines):
+            self._release()  # rotated, or forked: a child never continues its parent's chain
+        if self._fd is None:
+            self._open()
+        assert self._fd is not None
+        parts = []
+        n, prev = self._n, self._prev
+        for body in bodies:
+            digest = link(prev, body)
+            parts.append(encode_line(n, prev, digest, body))
+            n, prev = n + 1, digest
+        payload = "".join(parts).encode()
+        view = memoryview(payload)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        if self.fsync:
+            os.fsync(self._fd)
+        self._n, self._prev = n, prev
+
+    def close(self) -> None:
+        self._release()
+
+    def _open(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        name = f"{socket.gethostname()}-{pid}-{uuid4().hex[:12]}{SEGMENT_SUFFIX}"
+        hidden = self.folder / f".{name}.new"
+        fd = os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(hidden, self.folder / name)
+        self._fd, self._pid, self.name = fd, pid, name
+        self._n, self._prev = 0, genesis(name)
+
+    def _release(self) -> None:
+        # Closing drops the flock, so the segment counts as closed. A forked child closes
+        # its inherited copy too, or it would keep its parent's segment looking live.
+        if self._fd is not None:
+            os.close(self._fd)
+            self.rotations += self._pid == os.getpid()
+            self._fd = None
+
+
+def segment_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(SEGMENT_SUFFIX))
+
+
+def is_closed(path: Path) -> bool:
+    """True when no process holds the segment open for writing."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # also releases the probe lock
+    return True
+
+
+def closed_segments(folder: Path) -> list[Path]:
+    return [p for p in segment_files(folder) if is_closed(p)]
+
+
+def torn_tail(path: Path) -> bytes:
+    """The bytes after the last newline: a line whose write never completed."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return b""
+        chunk = 4096
+        tail = b""
+        while size > 0:
+            step = min(chunk, size)
+            size -= step
+            handle.seek(size)
+            tail = handle.read(step) + tail
+            cut = tail.rfind(b"\n")
+            if cut >= 0:
+                return tail[cut + 1 :]
+        return tail
+
+
+@contextlib.contextmanager
+def folder_lock(lock_file: Path, *, exclusive: bool, wait: float) -> Iterator[bool]:
+    """Hold the store-wide lock: shared for readers, exclusive for compaction.
+
+    Yields False (instead of blocking) when the lock is not free within ``wait``
+    seconds; ``wait=0`` tries once.
+    """
+    import time
+
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+    deadline = time.monotonic() + wait
+    delay = 0.002
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        yield True
+    finally:
+        os.close(fd)

@@ -1,0 +1,378 @@
+"""TraceStore: many processes append, any process reads, one at a time compacts.
+
+Storage design (why it looks like this)
+---------------------------------------
+A DuckDB file admits one process at a time (a second process cannot even open it
+read-only while a writer holds it), and opening it costs ~46 ms. An app, a ``mir run``
+and an eval must all write traces at once, so the hot path never touches DuckDB:
+
+``<traces>/segments/<host>-<pid>-<id>.jsonl``
+    Each writing process appends JSON lines (one per event, hash-chained, secrets
+    already redacted) to its own segment with one ``os.write`` per ``append`` call.
+    No lock is shared between writers, so writers never wait for each other or for
+    readers. A process holds a ``flock`` on its live segment (see ``segments.py``).
+``<traces>/traces.duckdb``
+    Compacted events. ``compact()`` takes the exclusive folder lock
+    (``traces.lock``), bulk-loads every *closed* segment with one
+    ``INSERT ... SELECT FROM read_json`` (~100x faster than row inserts), records the
+    segments in the same transaction, then deletes the files. A compactor killed
+    between commit and delete leaves files the next run recognises as loaded: no
+    event is lost, none is counted twice. Segments with unreadable lines are moved to
+    ``quarantine/``, not deleted.
+Readers
+    take the folder lock *shared* (so a compaction never runs mid-query), open the
+    database read-only and query ``events UNION ALL read_json(live segments)``,
+    deduplicated by ``event_id``. Torn last lines (a write in progress, or a crashed
+    writer) read as nothing. DuckDB's own lock errors never reach users: every
+    mir process opens the file only under the folder lock, and a foreign holder (a
+    duckdb shell) is reported as one line naming the file.
+
+Compaction also runs automatically, without waiting, when a writer rotates or a reader
+starts and at least ``compact_after`` closed segments are waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from mir.traces import database
+from mir.traces.domain import (
+    CompactionResult,
+    FlowSummary,
+    TraceEvent,
+    TraceSettings,
+    TraceStoreError,
+)
+from mir.traces.integrity import ChainLine
+from mir.traces.records import EVENT_FIELDS, body_text, event_fields, event_from_fields
+from mir.traces.redaction import Redactor, secret_env_values
+from mir.traces.segments import (
+    SegmentWriter,
+    closed_segments,
+    folder_lock,
+    segment_files,
+    torn_tail,
+)
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from mir.project import Project
+
+_EVENT_SELECT = ", ".join('epoch_us("at") AS "at"' if c == "at" else f'"{c}"' for c in EVENT_FIELDS)
+_ACTION = (
+    "coalesce(json_extract_string(data, '$.action'), "
+    "json_extract_string(data, '$.decision.action'))"
+)
+
+
+class TraceStore:
+    """Append-only trace store of one project (see the module docstring)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        redact_values: Sequence[str] = (),
+        redact_env: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+        fsync: bool = False,
+        segment_events: int = 20_000,
+        compact_after: int = 8,
+        lock_timeout: float = 30.0,
+    ) -> None:
+        self.directory = Path(directory)
+        self.segments_dir = self.directory / "segments"
+        self.quarantine_dir = self.directory / "quarantine"
+        self.db_path = self.directory / "traces.duckdb"
+        self.lock_path = self.directory / "traces.lock"
+        env = os.environ if environ is None else environ
+        self._redactor = Redactor([*redact_values, *secret_env_values(env, redact_env)])
+        self._writer = SegmentWriter(self.segments_dir, max_lines=segment_events, fsync=fsync)
+        self._compact_after = compact_after
+        self._lock_timeout = lock_timeout
+        self._mutex = threading.Lock()
+
+    @classmethod
+    def for_project(cls, project: Project) -> TraceStore:
+        """The store at ``[tool.mir.traces] path`` (default ``<state_dir>/traces``)."""
+        settings = project.section("traces", TraceSettings)
+        folder = project.root / settings.path if settings.path else project.state_dir / "traces"
+        return cls(
+            folder,
+            redact_env=settings.redact_env,
+            fsync=settings.fsync,
+            segment_events=settings.segment_events,
+            compact_after=settings.compact_after,
+        )
+
+    # -- writing -------------------------------------------------------------------
+
+    def append(self, events: Sequence[TraceEvent]) -> None:
+        """Write the events (redacted, hash-chained); durable against a crash on return."""
+        if not events:
+            return
+        bodies = [body_text(event_fields(event, self._redactor)) for event in events]
+        with self._mutex:
+            rotations = self._writer.rotations
+            self._writer.write(bodies)
+            rotated = self._writer.rotations != rotations
+        if rotated:
+            self._auto_compact()
+
+    def close(self) -> None:
+        with self._mutex:
+            self._writer.close()
+
+    def __enter__(self) -> TraceStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- compaction ----------------------------------------------------------------
+
+    def compact(self, *, wait: float | None = None) -> CompactionResult:
+        """Fold closed segments into the database; ``skipped`` if another process is."""
+        with folder_lock(
+            self.lock_path, exclusive=True, wait=self._lock_timeout if wait is None else wait
+        ) as locked:
+            if not locked:
+                return CompactionResult(skipped=True)
+            con = database.connect(self.db_path, read_only=False)
+            try:
+                database.migrate(con)
+                files = closed_segments(self.segments_dir)
+                if not files:
+                    return CompactionResult()
+                loaded, bad = _load_segments(con, files)
+            finally:
+                con.close()
+            quarantined = remove_compacted(files, bad, self.quarantine_dir)
+        return CompactionResult(
+            segments=len(files),
+            events=loaded,
+            skipped_lines=sum(bad.values()),
+            quarantined=tuple(quarantined),
+        )
+
+    def _auto_compact(self) -> None:
+        if len(closed_segments(self.segments_dir)) >= self._compact_after:
+            self.compact(wait=0)
+
+    # -- reading -------------------------------------------------------------------
+
+    def flow(self, flow_id: str) -> list[TraceEvent]:
+        """Every event of one flow, ordered by ``seq`` (empty if the flow is unknown)."""
+        sql = f'SELECT {_EVENT_SELECT} FROM ({{events}}) ORDER BY seq, "at", segment, n'
+        rows = self._query(sql, {"flow": flow_id}, where="flow_id = $flow")
+        return [event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows]
+
+    def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]:
+        """Flow ids starting with ``prefix`` (at most ``limit``), for unique-prefix lookup."""
+        sql = "SELECT DISTINCT flow_id FROM ({events}) ORDER BY flow_id LIMIT $limit"
+        rows = self._query(sql, {"p": prefix, "limit": limit}, where="starts_with(flow_id, $p)")
+        return [row[0] for row in rows]
+
+    def list_flows(
+        self,
+        *,
+        agent: str | None = None,
+        status: str | None = None,
+        since: datetime | None = None,
+        limit: int = 50,
+    ) -> list[FlowSummary]:
+        """Flows, most recently updated first, optionally filtered."""
+        params: dict[str, Any] = {"limit": limit}
+        where, outer = "true", ["true"]
+        if agent is not None:
+            where, params["agent"] = "agent = $agent", agent
+        if status is not None:
+            outer.append("status = $status")
+            params["status"] = status
+        if since is not None:
+            outer.append("updated_at >= $since")
+            params["since"] = int(since.timestamp() * 1_000_000)
+        sql = (
+            "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
+            "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
+            'epoch_us(min("at")) AS started_at, epoch_us(max("at")) AS updated_at, '
+            "count(*) AS steps, "
+            "arg_max(provider, seq) FILTER (WHERE provider IS NOT NULL) AS provider, "
+            "arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model, "
+            "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
+            f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
+            f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action "
+            "FROM ({events}) GROUP BY flow_id) "
+            f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
+        )
+        rows = self._query(sql, params, where=where, columns=True)
+        return [FlowSummary.model_validate(_with_instants(row)) for row in rows]
+
+    def count_events(self) -> int:
+        """Distinct events stored (database and live segments)."""
+        rows = self._query("SELECT count(*) FROM ({events})", {})
+        return int(rows[0][0])
+
+    def events(self) -> Iterator[TraceEvent]:
+        """Every event, ordered by time then flow and seq (for export)."""
+        sql = f'SELECT {_EVENT_SELECT} FROM ({{events}}) ORDER BY "at", flow_id, seq'
+        for row in self._query(sql, {}):
+            yield event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True)))
+
+    def chain(self) -> tuple[list[ChainLine], dict[str, tuple[int, str]]]:
+        """Every stored line (duplicates included) in chain order, and the line count and
+        head hash each compacted segment had when it was loaded."""
+        with self._reading() as (con, has_db, files):
+            sql = (
+                f"SELECT segment, n, prev, hash, {_EVENT_SELECT} FROM "
+                f"({database.stored_lines(has_db=has_db, files=files)}) ORDER BY segment, n"
+            )
+            lines = [
+                ChainLine(
+                    segment=row[0],
+                    n=row[1],
+                    prev=row[2],
+                    digest=row[3],
+                    fields=_hashable(dict(zip(EVENT_FIELDS, row[4:], strict=True))),
+                )
+                for row in con.execute(sql).fetchall()
+            ]
+            recorded: dict[str, tuple[int, str]] = {}
+            if has_db:
+                for name, count, head in con.execute(
+                    "SELECT name, lines, head FROM segments"
+                ).fetchall():
+                    recorded[name] = (count, head)
+        return lines, recorded
+
+    def export_parquet(self, output: Path) -> int:
+        """Write every event to a Parquet file; returns the number of events."""
+        with self._reading() as (con, has_db, files):
+            source = database.unique_events(has_db=has_db, files=files)
+            columns = database.quoted(list(EVENT_FIELDS))
+            target = str(output).replace("'", "''")
+            con.execute(
+                f'COPY (SELECT {columns} FROM ({source}) ORDER BY "at", flow_id, seq) '
+                f"TO '{target}' (FORMAT parquet)"
+            )
+            row = con.execute(f"SELECT count(*) FROM ({source})").fetchone()
+        return int(row[0]) if row else 0
+
+    def _query(
+        self, template: str, params: dict[str, Any], *, where: str = "true", columns: bool = False
+    ) -> list[Any]:
+        with self._reading() as (con, has_db, files):
+            source = database.unique_events(has_db=has_db, files=files, where=where)
+            cursor = con.execute(template.replace("{events}", source), params)
+            rows = cursor.fetchall()
+            if columns:
+                names = [d[0] for d in cursor.description]
+                return [dict(zip(names, row, strict=True)) for row in rows]
+            return rows
+
+    @contextmanager
+    def _reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, bool, list[Path]]]:
+        """A consistent view: no compaction can start until the caller is done."""
+        if self.segments_dir.is_dir():
+            self._auto_compact()
+        if self.db_path.exists():
+            self._ensure_schema()
+        with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
+            if not locked:
+                raise TraceStoreError(
+                    f"the trace store stayed locked for {self._lock_timeout:.0f}s",
+                    where=str(self.lock_path),
+                    hint="a compaction is still running; retry in a moment",
+                )
+            has_db = self.db_path.exists()
+            con = database.connect(self.db_path if has_db else None, read_only=True)
+            try:
+                yield con, has_db, segment_files(self.segments_dir)
+            finally:
+                con.close()
+
+    def _ensure_schema(self) -> None:
+        """A database written by an older mir is migrated before it is read."""
+        with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
+            if not locked:
+                return  # the compactor holding the lock migrates
+            con = database.connect(self.db_path, read_only=True)
+            try:
+                pending = database.pending_migrations(con)
+            finally:
+                con.close()
+        if pending:
+            self.compact()
+
+
+def _load_segments(con: duckdb.DuckDBPyConnection, files: list[Path]) -> tuple[int, dict[str, int]]:
+    """Load the files in one transaction; returns (lines loaded, unreadable per segment)."""
+    columns = database.quoted(database.STORED_COLUMNS)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE incoming AS SELECT * FROM "
+            f"({database.raw_segment_lines(files)}) "
+            "WHERE segment NOT IN (SELECT name FROM segments)"
+        )
+        con.execute(
+            f"INSERT INTO events ({columns}) SELECT {columns} FROM incoming "
+            "WHERE event_id IS NOT NULL"
+        )
+        con.execute(
+            "INSERT INTO segments SELECT segment, count(event_id), "
+            "arg_max(hash, n) FILTER (WHERE event_id IS NOT NULL), now() "
+            "FROM incoming GROUP BY segment"
+        )
+        loaded = con.execute("SELECT count(event_id) FROM incoming").fetchone()
+        bad = con.execute(
+            "SELECT segment, count(*) FROM incoming WHERE event_id IS NULL GROUP BY segment"
+        ).fetchall()
+        con.execute("DROP TABLE incoming")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return (int(loaded[0]) if loaded else 0), {name: int(count) for name, count in bad}
+
+
+def remove_compacted(files: list[Path], bad: dict[str, int], quarantine: Path) -> list[str]:
+    """Delete loaded segments; move those with unreadable lines aside for inspection."""
+    moved = []
+    for path in files:
+        if path.name in bad or torn_tail(path):
+            quarantine.mkdir(parents=True, exist_ok=True)
+            path.rename(quarantine / path.name)
+            moved.append(path.name)
+        else:
+            path.unlink(missing_ok=True)
+    return moved
+
+
+def _with_instants(row: dict[str, Any]) -> dict[str, Any]:
+    from mir.traces.records import instant_from_epoch_us
+
+    return {
+        **row,
+        "started_at": instant_from_epoch_us(row["started_at"]),
+        "updated_at": instant_from_epoch_us(row["updated_at"]),
+    }
+
+
+def _hashable(fields: dict[str, Any]) -> dict[str, Any]:
+    """Stored columns back into the exact values that were hashed."""
+    from mir.traces.records import format_instant, instant_from_epoch_us
+
+    fields["at"] = format_instant(instant_from_epoch_us(fields["at"]))
+    fields["reasons"] = list(fields["reasons"] or [])
+    return fields
