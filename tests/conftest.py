@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.support.fixtures"]
+
 os.environ["MIR_BLOCK_REMOTE_MODELS"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY"):

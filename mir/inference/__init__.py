@@ -1,14 +1,28 @@
 """Reaching models: the provider port, request/response types, and the adapters."""
 
+from mir.inference.adapters import provider_for
 from mir.inference.application import ModelProvider
-from mir.inference.domain import Message, ModelRequest, ModelResponse, ProviderError
+from mir.inference.domain import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ProviderError,
+)
+from mir.inference.llama import LlamaProvider, embedded_model_path
+from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider
 
 __all__ = [
+    "LiteLLMProvider",
+    "LlamaProvider",
     "Message",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "ModelSettings",
     "ProviderError",
     "ScriptedProvider",
+    "embedded_model_path",
+    "provider_for",
 ]

@@ -1,4 +1,4 @@
-"""The model port and the factory that picks an adapter for a route."""
+"""The model port every adapter implements (the factory is `adapters.provider_for`)."""
 
 from __future__ import annotations
 

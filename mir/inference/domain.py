@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,3 +53,50 @@ class ProviderError(Exception):
     Runtime failure, not a user error: the runtime records it with reason code
     ``provider_error`` and cascades or falls back.
     """
+
+
+class ModelSettings(BaseModel):
+    """``[tool.mir.model]``: project-wide model defaults and llama.cpp tuning.
+
+    A contract's route wins over these defaults; these win over mir's built-ins.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["llama", "litellm", "scripted"] = Field(
+        "llama", description="Provider used when a route does not say."
+    )
+    model: str = Field(
+        "default",
+        description="llama: 'default' (the embedded SmolLM2) or a .gguf path; litellm: a model id.",
+    )
+    api_base: str | None = Field(None, description="litellm: OpenAI-compatible server URL.")
+    api_key_env: str | None = Field(
+        None, description="litellm: name of the environment variable holding the key."
+    )
+    n_ctx: int = Field(2048, ge=256, description="llama: context window in tokens.")
+    n_threads: int | None = Field(
+        None, ge=1, description="llama: CPU threads (default: all cores, at most 8)."
+    )
+    chat_format: str | None = Field(
+        None,
+        description="llama: chat format name (e.g. 'chatml'); default: the GGUF's own "
+        "chat template, or 'chatml' when the file has none.",
+    )
+
+
+LOOPBACK_HOSTS = frozenset({"localhost", "ip6-localhost"})
+
+
+def is_loopback_url(url: str) -> bool:
+    """True when ``url`` points at this machine (127.0.0.0/8, ::1, localhost).
+
+    The remote guard uses it: in tests only loopback servers may be reached.
+    """
+    host = urlsplit(url if "://" in url else f"//{url}").hostname or ""
+    if host.lower() in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from mir.errors import ConfigError
 from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
 
@@ -31,33 +33,7 @@ class ScriptedProvider:
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (FileNotFoundError, IsADirectoryError) as exc:
-            raise ConfigError("responses file not found", where=str(path)) from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError("responses file is not valid UTF-8", where=str(path)) from exc
-        responses: list[ModelResponse | str] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(
-                    f"not a JSON value: {exc.msg}",
-                    where=f"{path}:{number}",
-                    hint="each line is a JSON string or an object with a 'text' key",
-                ) from exc
-            if isinstance(item, str):
-                responses.append(item)
-            elif isinstance(item, dict) and isinstance(item.get("text"), str):
-                responses.append(ModelResponse(provider=cls.name, model=path.name, **item))
-            else:
-                raise ConfigError(
-                    "expected a JSON string or {'text': ...}", where=f"{path}:{number}"
-                )
-        return cls(responses, label=path.name)
+        return cls(read_responses(path), label=path.name)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.perf_counter()
@@ -67,3 +43,37 @@ class ScriptedProvider:
         response = self._queue.pop(0)
         latency = (time.perf_counter() - started) * 1000
         return response.model_copy(update={"latency_ms": latency})
+
+
+def read_responses(path: Path) -> list[ModelResponse]:
+    """Parse a responses file (one JSON string or ``{"text": ...}`` object a line)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, IsADirectoryError) as exc:
+        raise ConfigError("responses file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError("responses file is not valid UTF-8", where=str(path)) from exc
+    responses: list[ModelResponse] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"not a JSON value: {exc.msg}",
+                where=f"{path}:{number}",
+                hint="each line is a JSON string or an object with a 'text' key",
+            ) from exc
+        if isinstance(item, str):
+            responses.append(ModelResponse(text=item, provider="scripted", model=path.name))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str):
+            try:
+                responses.append(ModelResponse(provider="scripted", model=path.name, **item))
+            except (TypeError, ValidationError) as exc:
+                raise ConfigError(
+                    f"invalid response object: {exc}", where=f"{path}:{number}"
+                ) from exc
+        else:
+            raise ConfigError("expected a JSON string or {'text': ...}", where=f"{path}:{number}")
+    return responses

@@ -1,0 +1,75 @@
+"""Picking the adapter for a contract's route (the composition point of this capability).
+
+The runtime calls ``provider_for`` once per route; nothing here imports llama_cpp or
+litellm (each adapter does, lazily, on its first call).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mir.contracts import Route
+from mir.errors import ConfigError
+from mir.inference.application import ModelProvider
+from mir.inference.domain import ModelSettings
+from mir.inference.llama import DEFAULT_MODEL, LlamaProvider
+from mir.inference.remote import LiteLLMProvider
+from mir.inference.scripted import ScriptedProvider, read_responses
+
+
+def provider_for(
+    route: Route,
+    *,
+    responses: Path | None = None,
+    settings: ModelSettings | None = None,
+    root: Path | None = None,
+) -> ModelProvider:
+    """The provider a route names, configured from the route, then ``[tool.mir.model]``.
+
+    ``responses`` (or the route's own ``responses`` file) replays recorded raw outputs
+    instead of calling a model: a ``scripted`` route needs one; a ``litellm`` route feeds
+    them through litellm's ``mock_response`` (the full litellm path, offline); a
+    ``llama`` route is replaced by the scripted replay. ``root`` anchors relative paths
+    (a ``.gguf`` model, a responses file): the project root, or the cwd when None.
+    """
+    settings = settings or ModelSettings()
+    if route.provider == "rules":
+        raise ValueError("'rules' routes are decided by the runtime's fallback, not a model")
+    replay = responses or _relative(route.responses, root)
+    if route.provider == "scripted":
+        if replay is None:
+            raise ConfigError(
+                "a scripted route needs a responses file",
+                hint="set the route's 'responses' to a JSONL file of raw model outputs",
+            )
+        return ScriptedProvider.from_file(replay)
+    if route.provider == "litellm":
+        model = route.model or (settings.model if settings.provider == "litellm" else None)
+        if not model:
+            raise ConfigError(
+                "a litellm route needs a model id",
+                hint="set the route's 'model', e.g. 'openai/gpt-4o-mini' or 'ollama/llama3'",
+            )
+        return LiteLLMProvider(
+            model,
+            api_base=route.api_base or settings.api_base,
+            api_key_env=route.api_key_env or settings.api_key_env,
+            mock_responses=None if replay is None else [r.text for r in read_responses(replay)],
+        )
+    if replay is not None:
+        return ScriptedProvider.from_file(replay)
+    model = route.model or (settings.model if settings.provider == "llama" else DEFAULT_MODEL)
+    return LlamaProvider(
+        model,
+        n_ctx=settings.n_ctx,
+        n_threads=settings.n_threads,
+        chat_format=settings.chat_format,
+        root=root,
+    )
+
+
+def _relative(path: str | None, root: Path | None) -> Path | None:
+    if path is None:
+        return None
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() or root is None else root / candidate

