@@ -1,9 +1,198 @@
-"""Command module; see register()."""
+"""``mir traces``: list, show, compact, export and verify decision traces."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import typer
+
+from mir.cli.output import console, error_console
+
+if TYPE_CHECKING:
+    from mir.traces import FlowSummary, IntegrityReport, TraceEvent, TraceStore
+
+PROJECT = typer.Option(
+    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
+)
+AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+def open_store(project_dir: Path | None) -> TraceStore:
+    """The project's trace store (composition root of every command below)."""
+    from mir.project import find_project
+    from mir.traces import TraceStore
+
+    return TraceStore.for_project(find_project(project_dir))
 
 
 def register(app: typer.Typer) -> None:
-    """Commands of this group are added by their capability's work in progress."""
+    traces = typer.Typer(help="Inspect, export and verify decision traces.", no_args_is_help=True)
+
+    @traces.command("list")
+    def list_command(
+        agent: str | None = typer.Option(None, "--agent", help="Only this agent's flows."),
+        status: str | None = typer.Option(
+            None, "--status", help="Only flows whose current status is this (e.g. executed)."
+        ),
+        since: str | None = typer.Option(
+            None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
+        ),
+        limit: int = typer.Option(50, "--limit", min=1, help="At most this many flows."),
+        as_json: bool = AS_JSON,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Decision flows, most recently active first."""
+        from mir.traces import parse_since
+
+        window = parse_since(since) if since else None
+        with open_store(project) as store:
+            flows = store.list_flows(agent=agent, status=status, since=window, limit=limit)
+        if as_json:
+            _print_json([flow.model_dump(mode="json") for flow in flows])
+        else:
+            render_flows(flows)
+
+    @traces.command("show")
+    def show_command(
+        flow_id: str = typer.Argument(help="A flow id, or a unique prefix of one."),
+        as_json: bool = AS_JSON,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Every step of one flow: status, reasons, model, prompt hash, tokens, cost, latency."""
+        from mir.traces import find_flow
+
+        with open_store(project) as store:
+            events = find_flow(store, flow_id)
+        if as_json:
+            _print_json([event.model_dump(mode="json") for event in events])
+        else:
+            render_flow(events)
+
+    @traces.command("compact")
+    def compact_command(project: Path | None = PROJECT) -> None:
+        """Fold closed segment files into the DuckDB file (also happens automatically)."""
+        with open_store(project) as store:
+            result = store.compact()
+        console().print(
+            f"compacted {result.segments} segment(s), {result.events} event line(s) "
+            f"into {store.db_path}"
+        )
+        if result.skipped_lines:
+            error_console().print(
+                f"warning: {result.skipped_lines} torn or unreadable line(s) skipped; "
+                f"segment(s) kept in {store.quarantine_dir}: {', '.join(result.quarantined)}"
+            )
+
+    @traces.command("export")
+    def export_command(
+        fmt: str = typer.Option(
+            "json", "--format", "-f", help="json (JSON lines), parquet, or otlp (OTLP/JSON)."
+        ),
+        output: Path | None = typer.Option(
+            None, "--output", "-o", dir_okay=False, help="File to write (default: stdout)."
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Every event, for other tools: JSON lines, Parquet, or OTLP spans (GenAI semconv)."""
+        from mir.errors import UsageError
+        from mir.traces import export_traces
+
+        if fmt not in ("json", "parquet", "otlp"):
+            raise UsageError(f"--format: unknown format {fmt!r}", hint="use json, parquet or otlp")
+        with open_store(project) as store:
+            count = export_traces(store, fmt, output)  # type: ignore[arg-type]
+        if output is not None:
+            console().print(f"exported {count} event(s) to {output}")
+
+    @traces.command("verify")
+    def verify_command(project: Path | None = PROJECT) -> None:
+        """Re-hash every trace line and check the chain: detects edited or removed lines."""
+        from mir.traces import verify_traces
+
+        with open_store(project) as store:
+            report = verify_traces(store)
+        render_integrity(report)
+        if not report.ok:
+            raise typer.Exit(1)
+
+    app.add_typer(traces, name="traces")
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _cost(value: float) -> str:
+    return f"${value:.4f}" if value else "-"
+
+
+def render_flows(flows: list[FlowSummary]) -> None:
+    from rich.table import Table
+
+    if not flows:
+        console().print("no flows")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("flow", "agent", "status", "action", "steps", "model", "tokens", "cost"):
+        table.add_column(column, no_wrap=column in ("flow", "status"))
+    table.add_column("latency ms", justify="right")
+    table.add_column("updated (UTC)", no_wrap=True)
+    for flow in flows:
+        table.add_row(
+            flow.flow_id[:12],
+            flow.agent,
+            flow.status or "-",
+            flow.action or "-",
+            str(flow.steps),
+            flow.model or "-",
+            str(flow.tokens),
+            _cost(flow.cost_usd),
+            f"{flow.latency_ms:.0f}",
+            flow.updated_at.strftime("%m-%d %H:%M:%S"),
+        )
+    console().print(table)
+
+
+def render_flow(events: list[TraceEvent]) -> None:
+    from rich.table import Table
+
+    first = events[0]
+    console().print(f"flow {first.flow_id}  agent {first.agent}")
+    table = Table(box=None, pad_edge=False)
+    for column in ("seq", "step", "status", "reasons", "provider/model", "prompt hash"):
+        table.add_column(column)
+    for column in ("tokens in/out", "cost", "latency ms"):
+        table.add_column(column, justify="right")
+    for event in events:
+        model = "/".join(part for part in (event.provider, event.model) if part) or "-"
+        table.add_row(
+            str(event.seq),
+            event.step,
+            event.status or "-",
+            ", ".join(event.reasons) or "-",
+            model,
+            (event.prompt_hash or "-")[:12],
+            f"{event.prompt_tokens}/{event.completion_tokens}",
+            _cost(event.cost_usd),
+            f"{event.latency_ms:.1f}",
+        )
+    console().print(table)
+    for event in events:
+        if event.data:
+            console().print(f"\n[bold]{event.seq} {event.step}[/]")
+            console().print_json(json.dumps(event.data, default=str))
+
+
+def render_integrity(report: IntegrityReport) -> None:
+    if report.ok:
+        console().print(
+            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified; "
+            f"chain digest {report.digest}"
+        )
+        return
+    for item in report.breaks:
+        console().print(f"{item.segment}:{item.line}: {item.problem} (event {item.event_id})")
+    console().print(f"TAMPERED: {len(report.breaks)} break(s) in {report.lines} line(s)")

@@ -55,9 +55,9 @@ def find_flow(reader: TraceReader, flow_id: str) -> list[TraceEvent]:
         raise UsageError(
             f"no flow {flow_id!r} in the trace store", hint="see `mir traces list` for flow ids"
         )
-    shown = ", ".join(candidates[:5])
+    shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
     raise UsageError(
-        f"flow id prefix {flow_id!r} is ambiguous ({shown}...)",
+        f"flow id prefix {flow_id!r} is ambiguous ({shown})",
         hint="give more characters of the flow id",
     )
 
