@@ -1,0 +1,6 @@
+"""import-linter compatibility: read ``.importlinter`` / ``setup.cfg`` / ``pyproject.toml``
+contracts and give the same kept/broken verdicts as ``lint-imports`` (public interface)."""
+
+from mir.importlinter.application import ContractResult, check_contracts, evaluate
+
+__all__ = ["ContractResult", "check_contracts", "evaluate"]

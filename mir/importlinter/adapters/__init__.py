@@ -1,0 +1,1 @@
+"""Files in, graph and raw options out: config readers and the source scanner."""

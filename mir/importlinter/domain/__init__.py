@@ -1,0 +1,1 @@
+"""Pure import-linter semantics: expressions, the import graph, contracts, checks."""

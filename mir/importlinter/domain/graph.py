@@ -1,0 +1,139 @@
+"""The module import graph contracts are checked against (grimp's model, in pure Python).
+
+Nodes are the modules of the root packages (files and namespace folders) plus, when
+``include_external_packages`` is on, one *squashed* node per external distribution
+(``requests``, never ``requests.adapters``). Edges are direct imports and keep the line
+numbers of every statement that made them, so a broken chain can point at a line.
+
+Contracts mutate a private copy (``ignore_imports`` removes edges), never the shared one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Set
+
+from mir.importlinter.domain.expressions import ImportExpression, ModuleExpression
+
+Chain = tuple[str, ...]
+
+
+def is_in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+class ImportGraph:
+    """Modules and the direct imports between them."""
+
+    def __init__(self) -> None:
+        self.modules: set[str] = set()
+        self.squashed: set[str] = set()
+        # importer -> imported -> line numbers of the statements
+        self._imports: dict[str, dict[str, list[int]]] = {}
+        self._children: dict[str, set[str]] | None = None
+
+    # ------------------------------------------------------------------ building
+    def add_module(self, module: str, *, squashed: bool = False) -> None:
+        self.modules.add(module)
+        if squashed:
+            self.squashed.add(module)
+        self._children = None
+
+    def add_import(self, importer: str, imported: str, line: int) -> None:
+        self.add_module(importer)
+        if imported not in self.modules:
+            self.add_module(imported)
+        self._imports.setdefault(importer, {}).setdefault(imported, []).append(line)
+
+    def remove_import(self, importer: str, imported: str) -> None:
+        self._imports.get(importer, {}).pop(imported, None)
+
+    def copy(self) -> ImportGraph:
+        clone = ImportGraph()
+        clone.modules = set(self.modules)
+        clone.squashed = set(self.squashed)
+        clone._imports = {k: {i: list(ls) for i, ls in v.items()} for k, v in self._imports.items()}
+        return clone
+
+    # ------------------------------------------------------------------ hierarchy
+    def find_children(self, module: str) -> set[str]:
+        if self._children is None:
+            children: dict[str, set[str]] = {}
+            for name in self.modules:
+                parent, dot, _ = name.rpartition(".")
+                if dot:
+                    children.setdefault(parent, set()).add(name)
+            self._children = children
+        return set(self._children.get(module, ()))
+
+    def find_descendants(self, module: str) -> set[str]:
+        if module in self.squashed:
+            return set()
+        prefix = module + "."
+        return {name for name in self.modules if name.startswith(prefix)}
+
+    def with_descendants(self, module: str) -> set[str]:
+        return {module} | self.find_descendants(module)
+
+    # ------------------------------------------------------------------ imports
+    def imports_of(self, importer: str) -> dict[str, list[int]]:
+        return self._imports.get(importer, {})
+
+    def lines(self, importer: str, imported: str) -> list[int]:
+        return sorted(self._imports.get(importer, {}).get(imported, []))
+
+    def direct_imports(self) -> Iterable[tuple[str, str]]:
+        for importer, targets in self._imports.items():
+            for imported in targets:
+                yield importer, imported
+
+    def count_imports(self) -> int:
+        return sum(len(targets) for targets in self._imports.values())
+
+    def find_matching_modules(self, expression: ModuleExpression) -> set[str]:
+        if not expression.has_wildcard:
+            return {expression.text} if expression.text in self.modules else set()
+        return {name for name in self.modules if expression.matches(name)}
+
+    def find_matching_imports(self, expression: ImportExpression) -> list[tuple[str, str]]:
+        return sorted(
+            (importer, imported)
+            for importer, imported in self.direct_imports()
+            if expression.importer.matches(importer) and expression.imported.matches(imported)
+        )
+
+    # ------------------------------------------------------------------ chains
+    def find_shortest_chain(
+        self, sources: Set[str], targets: Set[str], excluded: Set[str] = frozenset()
+    ) -> Chain | None:
+        """Shortest import chain from any of ``sources`` to any of ``targets``.
+
+        Intermediate modules never come from ``excluded``. Breadth-first over sorted
+        neighbours, so the chain reported for the same graph is always the same one.
+        """
+        previous: dict[str, str | None] = {}
+        queue: deque[str] = deque()
+        for source in sorted(sources):
+            previous[source] = None
+            queue.append(source)
+        while queue:
+            module = queue.popleft()
+            for imported in sorted(self._imports.get(module, ())):
+                if imported in previous:
+                    continue
+                previous[imported] = module
+                if imported in targets:
+                    return self._unwind(previous, imported)
+                if imported in excluded:
+                    continue
+                queue.append(imported)
+        return None
+
+    @staticmethod
+    def _unwind(previous: dict[str, str | None], end: str) -> Chain:
+        chain = [end]
+        step = previous[end]
+        while step is not None:
+            chain.append(step)
+            step = previous[step]
+        return tuple(reversed(chain))
