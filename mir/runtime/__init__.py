@@ -1,0 +1,19 @@
+"""The decision runtime: responsibility-bound agents whose every output is a validated,
+traced proposal (public interface)."""
+
+from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
+from mir.runtime.api import Agent, approve, load_agent, reject
+from mir.runtime.records import DecisionRecord, ReasonCode
+
+__all__ = [
+    "Agent",
+    "AgentStatus",
+    "DecisionRecord",
+    "ReasonCode",
+    "approve",
+    "list_agents",
+    "load_agent",
+    "reject",
+    "resume_agent",
+    "suspend_agent",
+]

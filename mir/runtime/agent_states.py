@@ -1,0 +1,72 @@
+"""Agent states (active / SUSPENDED) in ``<state_dir>/agents.json``.
+
+Written by ``mir agents suspend|resume`` and by drift monitors; read before every
+decision. Updates take an exclusive ``flock`` and replace the file atomically, so a
+reader never sees half a file and two writers never lose each other's change.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import getpass
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mir.errors import ConfigError
+
+
+def current_user() -> str:
+    """Who approves, rejects or suspends: recorded with the change."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return "unknown"
+
+
+class AgentStateFile:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                "agent state file is corrupt", where=str(self.path), hint="fix or delete it"
+            ) from exc
+        return data if isinstance(data, dict) else {}
+
+    def is_suspended(self, agent: str) -> bool:
+        return self.read().get(agent, {}).get("state") == "suspended"
+
+    def set(self, agent: str, state: str, *, reason: str | None, by: str) -> dict[str, Any]:
+        entry = {
+            "state": state,
+            "reason": reason,
+            "by": by,
+            "at": datetime.now(UTC).isoformat(),
+        }
+        with self._locked():
+            data = self.read()
+            data[agent] = entry
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+        return entry
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(f"{self.path.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,231 @@
+"""The runtime's library API and composition root (the CLI calls exactly these).
+
+``load_agent`` wires production adapters by default (DuckDB-backed trace store, file
+ledger, agents.json, ``mir.inference.provider_for``); every one of them can be passed in,
+which is how the tests build a whole runtime with fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mir.contracts import Route
+from mir.errors import UsageError
+from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
+from mir.project import Project, find_project
+from mir.runtime.agent_states import AgentStateFile, current_user
+from mir.runtime.flow import DecisionFlow
+from mir.runtime.ledger import FileExecutionLedger
+from mir.runtime.loading import load_parts, resolve_contract
+from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
+from mir.runtime.records import DecisionRecord
+from mir.runtime.review import read_flow, resume_flow
+from mir.traces import TraceStore
+
+PROVIDERS = ("llama", "litellm", "scripted", "rules")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _project(project: str | Path | None, near: Path | None = None) -> Project:
+    return find_project(Path(project) if project is not None else near)
+
+
+class Agent:
+    """A loaded, validated agent: ``agent.decide(input, context=...)`` runs one flow."""
+
+    def __init__(self, parts: AgentParts, deps: RuntimeDeps, *, owns_traces: bool = False):
+        self.parts = parts
+        self.deps = deps
+        self._flow = DecisionFlow(parts, deps)
+        self._owns_traces = owns_traces
+
+    @property
+    def name(self) -> str:
+        return self.parts.name
+
+    @property
+    def contract(self) -> Any:
+        return self.parts.contract
+
+    def decide(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+    ) -> DecisionRecord:
+        return self._flow.decide(input, context, role=role)
+
+    def close(self) -> None:
+        if self._owns_traces:
+            self.deps.traces.close()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class _Providers:
+    """One provider per route for the agent's lifetime (a scripted file is consumed in
+    order across decisions; a llama model is loaded once)."""
+
+    project: Project
+    override: str | None
+    responses: Path | None
+
+    def __post_init__(self) -> None:
+        self._cache: dict[int, ModelProvider] = {}
+        self._shared: ModelProvider | None = None
+        self._settings = self.project.section("model", ModelSettings)
+
+    def __call__(self, route: Route) -> ModelProvider:
+        if self.override == "scripted":
+            if self._shared is None:
+                assert self.responses is not None
+                self._shared = ScriptedProvider.from_file(self.responses)
+            return self._shared
+        if id(route) not in self._cache:
+            self._cache[id(route)] = provider_for(
+                route, responses=self.responses, settings=self._settings, root=self.project.root
+            )
+        return self._cache[id(route)]
+
+
+def _override_routes(parts: AgentParts, provider: str | None) -> AgentParts:
+    contract = parts.contract
+    if provider is None or provider == "scripted":
+        return parts
+    if provider == "rules":
+        routes = [Route(name="rules", provider="rules")]
+    else:
+        routes = [r for r in contract.routes if r.provider == provider]
+        if not routes:
+            raise UsageError(
+                f"--provider {provider}: the contract of {parts.name} has no {provider} route",
+                hint=f"routes: {', '.join(r.provider for r in contract.routes)}",
+            )
+    names = {r.name for r in routes}
+    ensemble = contract.ensemble
+    if ensemble is not None and not set(ensemble.routes) <= names:
+        ensemble = None
+    new = contract.model_copy(update={"routes": routes, "ensemble": ensemble})
+    return AgentParts(**{**parts.__dict__, "contract": new})
+
+
+def load_agent(
+    ref: str | Path,
+    *,
+    project: str | Path | None = None,
+    provider: str | None = None,
+    responses: str | Path | None = None,
+    traces: TraceSink | None = None,
+) -> Agent:
+    """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
+
+    ``provider`` overrides the contract's routes: ``scripted`` (with ``responses``, a
+    JSONL file of raw outputs), ``rules`` (the fallback only), ``llama`` / ``litellm``
+    (only the routes of that provider).
+    """
+    if provider is not None and provider not in PROVIDERS:
+        raise UsageError(f"unknown provider {provider!r}", hint=f"one of {', '.join(PROVIDERS)}")
+    if provider == "scripted" and responses is None:
+        raise UsageError("--provider scripted needs --responses FILE (JSONL of raw outputs)")
+    ref_path = Path(ref)
+    near = ref_path.parent if ref_path.suffix in (".yaml", ".yml") else None
+    proj = _project(project, near)
+    contract_path = resolve_contract(str(ref), proj)
+    parts = _override_routes(load_parts(contract_path, proj.root), provider)
+    owns = traces is None
+    deps = RuntimeDeps(
+        traces=traces if traces is not None else TraceStore.for_project(proj),
+        ledger=FileExecutionLedger(proj.state_dir / "executions"),
+        states=AgentStateFile(proj.state_dir / "agents.json"),
+        providers=_Providers(proj, provider, Path(responses) if responses else None),
+        clock=_now,
+    )
+    return Agent(parts, deps, owns_traces=owns)
+
+
+def _resume(
+    flow_id: str,
+    verdict: str,
+    *,
+    project: str | Path | None,
+    by: str | None,
+    reason: str | None,
+    context: Mapping[str, Any] | None,
+    traces: TraceSink | None,
+) -> DecisionRecord:
+    proj = _project(project)
+    store = traces if traces is not None else TraceStore.for_project(proj)
+    try:
+        events = store.flow(flow_id)
+        if not events and hasattr(store, "flow_ids"):
+            matches = store.flow_ids(flow_id, limit=2)
+            if len(matches) > 1:
+                raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
+            if matches:
+                flow_id, events = matches[0], store.flow(matches[0])
+        stored = read_flow(flow_id, events)
+        parts = load_parts(resolve_contract(stored.contract_path, proj), proj.root)
+        deps = RuntimeDeps(
+            traces=store,
+            ledger=FileExecutionLedger(proj.state_dir / "executions"),
+            states=AgentStateFile(proj.state_dir / "agents.json"),
+            providers=_Providers(proj, None, None),
+            clock=_now,
+        )
+        return resume_flow(
+            parts,
+            deps,
+            stored,
+            verdict,  # type: ignore[arg-type]
+            by=by or current_user(),
+            reason=reason,
+            current_context=context,
+        )
+    finally:
+        if traces is None:
+            store.close()  # type: ignore[attr-defined]
+
+
+def approve(
+    flow_id: str,
+    *,
+    project: str | Path | None = None,
+    by: str | None = None,
+    context: Mapping[str, Any] | None = None,
+    traces: TraceSink | None = None,
+) -> DecisionRecord:
+    """Approve a flow pending review (or replay one interrupted mid-execution).
+
+    The world is re-checked first: with the contract's context loader, or against
+    ``context`` (the state now) when given; otherwise the re-check is recorded as skipped.
+    """
+    return _resume(
+        flow_id, "approve", project=project, by=by, reason=None, context=context, traces=traces
+    )
+
+
+def reject(
+    flow_id: str,
+    *,
+    project: str | Path | None = None,
+    by: str | None = None,
+    reason: str | None = None,
+    traces: TraceSink | None = None,
+) -> DecisionRecord:
+    """Reject a flow pending review: nothing executes; who, when and why are traced."""
+    return _resume(
+        flow_id, "reject", project=project, by=by, reason=reason, context=None, traces=traces
+    )

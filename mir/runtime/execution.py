@@ -1,0 +1,204 @@
+"""The tail every flow shares: re-check the world, execute at most once, finish.
+
+Used by a fresh decision and by a flow resumed after review (``mir approve``) or after a
+crash, so the rules below hold for all of them:
+
+* the world is re-checked right before execution (pipeline step 5): a changed state
+  hash makes the decision STALE, never executed;
+* the decision is re-validated against the contract at execution time (TTL, limits,
+  role): an approval does not revive an expired or since-forbidden decision;
+* the idempotency key is claimed in the ledger BEFORE the executor runs (step 6): a
+  replay after a crash finds the claim and executes nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from time import perf_counter
+from typing import Any
+
+from mir.runtime.integrity import Circumstances
+from mir.runtime.ports import AgentParts, RuntimeDeps
+from mir.runtime.recorder import FlowRecorder, jsonable
+from mir.runtime.records import DecisionRecord, FlowStatus, ReasonCode
+from mir.runtime.snapshot import sha256_hex, state_hash
+
+EXECUTE_STEP = "execute"
+
+
+def idempotency_key(flow_id: str, step: str, params: Mapping[str, Any]) -> str:
+    return sha256_hex([flow_id, step, jsonable(dict(params))])
+
+
+@dataclass
+class FlowState:
+    """What a flow carries from step to step (and what a resumed flow restores)."""
+
+    flow_id: str
+    role: str
+    created_at: datetime
+    input: dict[str, Any]
+    context: dict[str, Any]
+    state_hash: str
+    started: float
+    tokens: int = 0
+    cost: float = 0.0
+    provider: str | None = None
+    model: str | None = None
+
+
+@dataclass
+class Tail:
+    parts: AgentParts
+    deps: RuntimeDeps
+    rec: FlowRecorder
+    state: FlowState
+
+    def finish(
+        self,
+        status: FlowStatus,
+        reasons: Sequence[str] = (),
+        decision: Mapping[str, Any] | None = None,
+        *,
+        executed: bool = False,
+    ) -> DecisionRecord:
+        record = self.record(status, reasons, decision, executed=executed)
+        self.rec.emit(
+            "final",
+            status=status,
+            reasons=record.reasons,
+            provider=record.provider,
+            model=record.model,
+            latency_ms=record.latency_ms,
+            cost_usd=self.state.cost,
+            data={"record": record.model_dump()},
+        )
+        self.rec.flush()
+        return record
+
+    def record(
+        self,
+        status: FlowStatus,
+        reasons: Sequence[str] = (),
+        decision: Mapping[str, Any] | None = None,
+        *,
+        executed: bool = False,
+    ) -> DecisionRecord:
+        spec = self.parts.contract.decision
+        return DecisionRecord(
+            flow_id=self.state.flow_id,
+            agent=self.parts.name,
+            status=status,
+            decision=dict(decision) if decision is not None else None,
+            action=decision.get(spec.action_field) if decision else None,
+            executed=executed,
+            reasons=list(dict.fromkeys(str(r) for r in reasons)),
+            provider=self.state.provider,
+            model=self.state.model,
+            latency_ms=round((perf_counter() - self.state.started) * 1000, 3),
+            tokens=self.state.tokens,
+        )
+
+    def recheck(self, current_context: Mapping[str, Any] | None) -> ReasonCode | None:
+        loader = self.parts.context_loader
+        if loader is not None:
+            try:
+                current_context = loader(dict(self.state.input))
+            except Exception as exc:  # the user's loader failed: we cannot know the world
+                self.rec.emit(
+                    "recheck", reasons=[ReasonCode.RECHECK_FAILED], data={"error": repr(exc)}
+                )
+                return ReasonCode.RECHECK_FAILED
+        if current_context is None:
+            self.rec.emit("recheck", data={"result": "skipped"})
+            return None
+        now_hash = state_hash(current_context)
+        changed = now_hash != self.state.state_hash
+        self.rec.emit(
+            "recheck",
+            reasons=[ReasonCode.STATE_CHANGED] if changed else [],
+            data={
+                "result": "changed" if changed else "same",
+                "state_hash": now_hash,
+                "snapshot_state_hash": self.state.state_hash,
+            },
+        )
+        return ReasonCode.STATE_CHANGED if changed else None
+
+    def execute(
+        self,
+        decision: Mapping[str, Any],
+        status_ok: FlowStatus,
+        reasons: Sequence[str] = (),
+        *,
+        current_context: Mapping[str, Any] | None = None,
+    ) -> DecisionRecord:
+        reasons = list(reasons)
+        problem = self.recheck(current_context)
+        if problem is not None:
+            status: FlowStatus = "stale" if problem == ReasonCode.STATE_CHANGED else "aborted"
+            return self.finish(status, [*reasons, problem], decision)
+        when = Circumstances(
+            role=self.state.role, created_at=self.state.created_at, now=self.deps.clock()
+        )
+        verdict = self.parts.integrity.check_decision(decision, when)
+        if not verdict.ok:
+            self.rec.emit(
+                "validate",
+                reasons=verdict.reasons,
+                data={"phase": "pre_execute", "problems": [p.message for p in verdict.problems]},
+            )
+            expired = verdict.reasons == [ReasonCode.TTL_EXPIRED.value]
+            return self.finish(
+                "stale" if expired else "aborted", reasons + verdict.reasons, decision
+            )
+        return self.run_executor(decision, status_ok, reasons)
+
+    def run_executor(
+        self, decision: Mapping[str, Any], status_ok: FlowStatus, reasons: list[str]
+    ) -> DecisionRecord:
+        spec = self.parts.contract.decision
+        action = decision[spec.action_field]
+        skip = {spec.action_field, spec.confidence_field}
+        params = {k: v for k, v in decision.items() if k not in skip}
+        key = idempotency_key(self.state.flow_id, EXECUTE_STEP, params)
+        self.rec.emit(
+            "execute",
+            data={
+                "phase": "claim",
+                "key": key,
+                "action": action,
+                "params": params,
+                "decision": dict(decision),
+                "status_ok": status_ok,
+                "reasons": reasons,
+            },
+        )
+        self.rec.flush()  # the decision is on disk before the side effect can happen
+        info = {"flow_id": self.state.flow_id, "agent": self.parts.name, "action": action}
+        if not self.deps.ledger.claim(key, info):
+            outcome = self.deps.ledger.outcome(key)
+            code = (
+                ReasonCode.ALREADY_EXECUTED
+                if outcome and outcome.get("ok")
+                else ReasonCode.EXECUTION_IN_DOUBT
+            )
+            self.rec.emit("execute", reasons=[code], data={"phase": "replay", "key": key})
+            if code == ReasonCode.ALREADY_EXECUTED:
+                return self.finish(status_ok, [*reasons, code], decision, executed=True)
+            return self.finish("aborted", [*reasons, code], decision)
+        try:
+            result = self.parts.executors[action](params, idempotency_key=key)
+        except Exception as exc:  # the user's executor failed; recorded, never retried
+            self.deps.ledger.complete(key, {"ok": False, "error": repr(exc)})
+            self.rec.emit(
+                "execute",
+                reasons=[ReasonCode.EXECUTOR_ERROR],
+                data={"phase": "failed", "key": key, "error": repr(exc)},
+            )
+            return self.finish("aborted", [*reasons, ReasonCode.EXECUTOR_ERROR], decision)
+        self.deps.ledger.complete(key, {"ok": True, "result": jsonable(result)})
+        self.rec.emit("execute", data={"phase": "done", "key": key, "result": result})
+        return self.finish(status_ok, reasons, decision, executed=True)

@@ -1,0 +1,306 @@
+"""``DecisionFlow``: one decision through the pipeline of SPEC section 3.
+
+snapshot -> infer (retries, cascade, ensemble) -> validate -> route (review?) ->
+re-check -> execute -> trace. Every step is a small unit of its own (``snapshot``,
+``integrity``, ``routing``, ``rules``, ``execution``); this module only orders them and
+records each step under one DecisionFlow ID.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any
+from uuid import uuid4
+
+from mir.contracts import Route
+from mir.inference import ModelRequest, ProviderError
+from mir.runtime.execution import FlowState, Tail
+from mir.runtime.integrity import Circumstances
+from mir.runtime.ports import AgentParts, RuntimeDeps
+from mir.runtime.prompting import PromptVariables
+from mir.runtime.recorder import FlowRecorder, safe_text
+from mir.runtime.records import DecisionRecord, Problem, ReasonCode
+from mir.runtime.routing import cascade_reason, needs_review, vote
+from mir.runtime.rules import matching_rule, rule_decision
+from mir.runtime.snapshot import ContextSnapshot, thaw
+
+
+@dataclass
+class Proposal:
+    """What one route (all its attempts) came up with."""
+
+    decision: dict[str, Any] | None
+    reasons: list[str] = field(default_factory=list)
+    provider_failed: bool = False
+    stop: bool = False  # budget spent: no further route may be asked
+
+
+class DecisionFlow:
+    def __init__(self, parts: AgentParts, deps: RuntimeDeps):
+        self.parts = parts
+        self.deps = deps
+
+    def decide(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+    ) -> DecisionRecord:
+        started = perf_counter()
+        contract = self.parts.contract
+        flow_id = uuid4().hex
+        rec = FlowRecorder(self.deps.traces, flow_id, self.parts.name)
+        source = "caller" if context is not None else "none"
+        if context is None and self.parts.context_loader is not None:
+            context, source = self.parts.context_loader(dict(input)), "loader"
+        snap = ContextSnapshot.take(
+            input,
+            context or {},
+            input_scope=contract.scope.input,
+            context_scope=contract.scope.context,
+        )
+        created_at = self.deps.clock()
+        state = FlowState(
+            flow_id=flow_id,
+            role=role,
+            created_at=created_at,
+            input=thaw(snap.input),
+            context=thaw(snap.context),
+            state_hash=snap.state_hash,
+            started=started,
+        )
+        rec.emit(
+            "snapshot",
+            at=created_at,
+            data={
+                "input": state.input,
+                "context": state.context,
+                "context_source": source,
+                "state_hash": snap.state_hash,
+                "snapshot_hash": snap.snapshot_hash,
+                "contract": str(self.parts.contract_path),
+                "contract_hash": self.parts.contract_hash,
+                "contract_version": contract.version,
+                "role": role,
+                "created_at": created_at.isoformat(),
+            },
+        )
+        tail = Tail(self.parts, self.deps, rec, state)
+        if self.deps.states.is_suspended(self.parts.name):
+            # A suspended agent's model is not even asked: its output would be refused.
+            rec.emit("validate", reasons=[ReasonCode.AGENT_SUSPENDED], data={"model_called": False})
+            return self._fallback(tail, snap, [ReasonCode.AGENT_SUSPENDED])
+        if all(r.provider == "rules" for r in contract.routes):
+            return self._fallback(tail, snap, [])
+        proposal = self._ensemble(tail, snap) if contract.ensemble else self._cascade(tail, snap)
+        if proposal.decision is None:
+            return self._fallback(tail, snap, proposal.reasons)
+        return self._route(tail, proposal.decision, "executed", proposal.reasons)
+
+    # ------------------------------------------------------------------ routing
+    def _route(
+        self, tail: Tail, decision: dict[str, Any], status_ok: str, reasons: list[str]
+    ) -> DecisionRecord:
+        if needs_review(decision, self.parts.contract):
+            reasons = [*reasons, ReasonCode.LOW_CONFIDENCE.value]
+            tail.rec.emit(
+                "route",
+                status="pending_review",
+                reasons=reasons,
+                provider=tail.state.provider,
+                model=tail.state.model,
+                data={"decision": decision, "status_ok": status_ok, "reasons": reasons},
+            )
+            tail.rec.flush()  # a later process resumes the flow from these events
+            return tail.record("pending_review", reasons, decision)
+        return tail.execute(decision, status_ok, reasons)  # type: ignore[arg-type]
+
+    def _fallback(self, tail: Tail, snap: ContextSnapshot, reasons: list[str]) -> DecisionRecord:
+        contract = self.parts.contract
+        scope = {"input": thaw(snap.input), "context": thaw(snap.context)}
+        match = matching_rule(contract.fallback, scope)
+        reasons = [str(r) for r in reasons]
+        if match is None:
+            tail.rec.emit("fallback", reasons=[ReasonCode.NO_FALLBACK_RULE])
+            return tail.finish("aborted", [*reasons, ReasonCode.NO_FALLBACK_RULE])
+        rule_id, rule = match
+        decision = rule_decision(rule, contract.decision, scope)
+        when = Circumstances(
+            role=tail.state.role, created_at=tail.state.created_at, now=self.deps.clock()
+        )
+        verdict = self.parts.integrity.check_decision(decision, when)
+        tail.state.provider, tail.state.model = "rules", f"fallback.{rule_id}"
+        tail.rec.emit(
+            "fallback",
+            reasons=verdict.reasons,
+            provider="rules",
+            model=tail.state.model,
+            data={"rule": rule_id, "decision": decision},
+        )
+        if not verdict.ok:
+            return tail.finish("aborted", reasons + verdict.reasons, decision)
+        return self._route(tail, decision, "fallback", reasons)
+
+    # ------------------------------------------------------------------ inference
+    def _cascade(self, tail: Tail, snap: ContextSnapshot) -> Proposal:
+        routes = self._model_routes()
+        best: Proposal | None = None
+        last = Proposal(decision=None)
+        reasons: list[str] = []
+        for index, route in enumerate(routes):
+            if route.provider == "rules":
+                break  # a rules route means: from here on, the fallback decides
+            last = self._ask(tail, snap, route)
+            reasons += last.reasons
+            if last.decision is not None:
+                best = last
+            why = cascade_reason(
+                last.decision,
+                self.parts.contract,
+                provider_failed=last.provider_failed,
+                has_next=index + 1 < len(routes) and not last.stop,
+            )
+            if why is None:
+                break
+            nxt = routes[index + 1]
+            tail.rec.emit(
+                "route", reasons=[why], data={"cascade": why, "to": nxt.name or nxt.provider}
+            )
+        chosen = last if last.decision is not None else (best or last)
+        return Proposal(decision=chosen.decision, reasons=list(dict.fromkeys(reasons)))
+
+    def _ensemble(self, tail: Tail, snap: ContextSnapshot) -> Proposal:
+        ensemble = self.parts.contract.ensemble
+        assert ensemble is not None
+        by_name = {r.name: r for r in self.parts.contract.routes}
+        proposals = [self._ask(tail, snap, by_name[name]) for name in ensemble.routes]
+        result = vote([p.decision for p in proposals], self.parts.contract, ensemble.min_agreement)
+        reasons = list(dict.fromkeys(r for p in proposals for r in p.reasons))
+        if result.decision is not None and not result.consensus:
+            reasons.append(ReasonCode.NO_CONSENSUS.value)
+            # Below the agreement floor a human decides, whatever the scaled confidence.
+            result.decision[self.parts.contract.decision.confidence_field] = 0.0
+        tail.rec.emit(
+            "route",
+            reasons=reasons,
+            data={
+                "ensemble": list(ensemble.routes),
+                "votes": [p.decision for p in proposals],
+                "agreement": result.agreement,
+                "consensus": result.consensus,
+            },
+        )
+        tail.state.provider, tail.state.model = "ensemble", "+".join(ensemble.routes)
+        return Proposal(decision=result.decision, reasons=reasons)
+
+    def _rules_vote(self, tail: Tail, snap: ContextSnapshot) -> dict[str, Any] | None:
+        scope = {"input": thaw(snap.input), "context": thaw(snap.context)}
+        match = matching_rule(self.parts.contract.fallback, scope)
+        return rule_decision(match[1], self.parts.contract.decision, scope) if match else None
+
+    def _model_routes(self) -> list[Route]:
+        return list(self.parts.contract.routes)
+
+    def _ask(self, tail: Tail, snap: ContextSnapshot, route: Route) -> Proposal:
+        """One route, with bounded retries that feed the validation errors back."""
+        contract, state = self.parts.contract, tail.state
+        if route.provider == "rules":  # in an ensemble: the rules vote like a model
+            return Proposal(decision=self._rules_vote(tail, snap))
+        provider = self.deps.providers(route)
+        errors: list[str] = []
+        reasons: list[str] = []
+        for attempt in range(contract.retries + 1):
+            prompt = self.parts.prompt.render(
+                PromptVariables(
+                    mission=contract.mission,
+                    input=thaw(snap.visible_input),
+                    context=thaw(snap.visible_context),
+                    actions=dict(contract.actions),
+                    schema=self.parts.decision_schema,
+                    errors=errors,
+                )
+            )
+            request = ModelRequest(
+                messages=prompt.messages,
+                json_schema=self.parts.decision_schema,
+                model=route.model,
+                temperature=route.temperature,
+                max_tokens=route.max_tokens,
+                timeout_s=route.timeout_s,
+                api_base=route.api_base,
+                api_key_env=route.api_key_env,
+            )
+            meta = {"route": route.name or route.provider, "attempt": attempt}
+            try:
+                response = provider.complete(request)
+            except ProviderError as exc:
+                tail.rec.emit(
+                    "infer",
+                    reasons=[ReasonCode.PROVIDER_ERROR],
+                    provider=provider.name,
+                    model=route.model,
+                    prompt_hash=prompt.hash,
+                    prompt_version=prompt.version,
+                    data={**meta, "error": str(exc)},
+                )
+                return Proposal(
+                    decision=None,
+                    reasons=[*reasons, ReasonCode.PROVIDER_ERROR],
+                    provider_failed=True,
+                )
+            tokens = response.prompt_tokens + response.completion_tokens
+            state.tokens += tokens
+            state.cost += response.cost_usd
+            state.provider, state.model = response.provider, response.model
+            tail.rec.emit(
+                "infer",
+                provider=response.provider,
+                model=response.model,
+                prompt_hash=prompt.hash,
+                prompt_version=prompt.version,
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+                cost_usd=response.cost_usd,
+                latency_ms=response.latency_ms,
+                data={
+                    **meta,
+                    "raw": safe_text(response.text),
+                    "raw_chars": len(response.text),
+                    "finish_reason": response.finish_reason,
+                },
+            )
+            verdict = self.parts.integrity.check_output(
+                response.text,
+                response.finish_reason,
+                Circumstances(
+                    role=state.role,
+                    created_at=state.created_at,
+                    now=self.deps.clock(),
+                    tokens_spent=state.tokens,
+                    cost_spent=state.cost,
+                ),
+            )
+            tail.rec.emit(
+                "validate",
+                reasons=verdict.reasons,
+                data={
+                    **meta,
+                    "decision": verdict.decision,
+                    "problems": _messages(verdict.problems),
+                },
+            )
+            reasons += verdict.reasons
+            if verdict.ok:
+                return Proposal(decision=verdict.decision, reasons=reasons)
+            if not verdict.retryable:
+                stop = ReasonCode.BUDGET_EXCEEDED.value in verdict.reasons
+                return Proposal(decision=None, reasons=reasons, stop=stop)
+            errors = _messages(verdict.problems)
+        return Proposal(decision=None, reasons=[*reasons, ReasonCode.RETRIES_EXHAUSTED])
+
+
+def _messages(problems: tuple[Problem, ...], limit: int = 20) -> list[str]:
+    return [p.message[:500] for p in problems[:limit]]

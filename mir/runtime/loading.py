@@ -1,0 +1,187 @@
+"""Loading an agent: its contract, then the user's code the contract points at.
+
+User code (decision models, executors, context loaders) is imported by FILE PATH
+relative to the contract (``capabilities/<cap>/domain.py`` for ``domain:Class``), as a
+proper package module with the project root on ``sys.path``, so the capability's own
+relative and absolute imports work. Any failure names the file and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mir.contracts import AgentContract, load_contract
+from mir.errors import ConfigError, UsageError
+from mir.project import Project
+from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
+from mir.runtime.integrity import IntegrityCheck
+from mir.runtime.ports import AgentParts
+from mir.runtime.schema_adapters import json_schema_check
+from mir.runtime.templates import JinjaPromptRenderer
+
+
+def resolve_contract(ref: str, project: Project | None) -> Path:
+    """``capability.agent`` (looked up in the project) or a path to the contract file."""
+    path = Path(ref)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise UsageError(f"contract file not found: {ref}")
+        return path.resolve()
+    capability, _, agent = ref.partition(".")
+    if not capability or not agent or "." in agent:
+        raise UsageError(
+            f"bad agent reference {ref!r}",
+            hint="use 'capability.agent' (e.g. refunds.triage) or a path to the contract",
+        )
+    if project is None:
+        raise UsageError(f"{ref!r} needs a mir project", hint="run inside one, or pass a path")
+    found = project.capabilities_dir / capability / "agents" / f"{agent}.yaml"
+    if not found.is_file():
+        raise UsageError(
+            f"no agent {ref!r}: {found} does not exist",
+            hint=f"create it with `mir new agent {capability} {agent}`",
+        )
+    return found.resolve()
+
+
+def capability_dir(contract_path: Path) -> Path:
+    parent = contract_path.parent
+    return parent.parent if parent.name == "agents" else parent
+
+
+def agent_name(contract: AgentContract, contract_path: Path) -> str:
+    return f"{capability_dir(contract_path).name}.{contract.agent}"
+
+
+def load_parts(contract_path: Path, root: Path) -> AgentParts:
+    contract = load_contract(contract_path)
+    where = str(contract_path)
+    cap = capability_dir(contract_path)
+    importer = UserCode(cap, root)
+    spec = contract.decision
+    if spec.model is not None:
+        model = importer.attribute(spec.model, where, "decision.model")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ConfigError(f"decision.model: {spec.model} is not a pydantic model", where=where)
+        schema = model.model_json_schema()
+        check = pydantic_schema_check(model)
+    else:
+        schema = dict(spec.json_schema or {})
+        check = json_schema_check(schema, where)
+    fields = schema_fields(schema)
+    for role, name in (
+        ("action_field", spec.action_field),
+        ("confidence_field", spec.confidence_field),
+    ):
+        if fields and name not in fields:
+            raise ConfigError(
+                f"decision.{role}: {name!r} is not a field of the decision", where=where
+            )
+    executors = {
+        action: _callable(
+            importer.attribute(a.executor, where, f"actions.{action}.executor"), a.executor, where
+        )
+        for action, a in contract.actions.items()
+    }
+    loader = None
+    if contract.context_loader:
+        loader = _callable(
+            importer.attribute(contract.context_loader, where, "context_loader"),
+            contract.context_loader,
+            where,
+        )
+    return AgentParts(
+        name=agent_name(contract, contract_path),
+        contract=contract,
+        contract_path=contract_path,
+        contract_hash=hashlib.sha256(contract_path.read_bytes()).hexdigest(),
+        decision_schema=schema,
+        integrity=IntegrityCheck(contract=contract, schema_check=check, schema_fields=fields),
+        prompt=JinjaPromptRenderer(contract_path.parent / contract.prompt, contract.version),
+        executors=executors,
+        context_loader=loader,
+    )
+
+
+def _callable(value: Any, ref: str, where: str) -> Callable[..., Any]:
+    if not callable(value):
+        raise ConfigError(f"{ref} is not callable", where=where)
+    return value
+
+
+class UserCode:
+    """Imports ``module:attr`` references inside one capability folder."""
+
+    def __init__(self, capability: Path, root: Path):
+        self.capability = capability.resolve()
+        self.root = root.resolve()
+
+    def attribute(self, ref: str, where: str, field: str) -> Any:
+        module_name, _, attr = ref.partition(":")
+        module = self.module(module_name, where, field)
+        try:
+            return getattr(module, attr)
+        except AttributeError as exc:
+            raise ConfigError(
+                f"{field}: {module_name} has no {attr!r}", where=str(module.__file__)
+            ) from exc
+
+    def module(self, name: str, where: str, field: str) -> Any:
+        relative = Path(*name.split("."))
+        file = self.capability / relative.with_suffix(".py")
+        if not file.is_file():
+            file = self.capability / relative / "__init__.py"
+        if not file.is_file():
+            raise ConfigError(
+                f"{field}: no module {name!r} in {self.capability}",
+                where=where,
+                hint=f"create {self.capability / relative.with_suffix('.py')}",
+            )
+        try:
+            if self.capability.is_relative_to(self.root):
+                package = ".".join(self.capability.relative_to(self.root).parts)
+                self._use_root(package.split(".")[0] if package else name.split(".")[0])
+                return importlib.import_module(f"{package}.{name}" if package else name)
+            return _import_file(f"_mir_user.{self.capability.name}.{name}", file)
+        except Exception as exc:  # the user's module failed to import: say which file
+            raise ConfigError(
+                f"{field}: importing {file.name} failed: {type(exc).__name__}: {exc}",
+                where=str(file),
+            ) from exc
+
+    def _use_root(self, top: str) -> None:
+        """Put the project root first on sys.path. A process that loads agents of two
+        projects (tests, an eval over fixtures) must not get the first project's
+        ``capabilities`` package for the second: a cached top package from another root
+        is dropped, with its sub-modules, before importing."""
+        root = str(self.root)
+        if not sys.path or sys.path[0] != root:
+            if root in sys.path:
+                sys.path.remove(root)
+            sys.path.insert(0, root)
+        cached = sys.modules.get(top)
+        locations = [str(p) for p in getattr(cached, "__path__", [])] if cached else []
+        if cached is not None and str(self.root / top) not in locations:
+            for loaded in [m for m in sys.modules if m == top or m.startswith(f"{top}.")]:
+                del sys.modules[loaded]
+            importlib.invalidate_caches()
+
+
+def _import_file(module_name: str, file: Path) -> Any:
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
