@@ -8,6 +8,7 @@ the exclusive folder lock) migrates; readers open the file read-only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,18 @@ def quoted(names: Sequence[str]) -> str:
     return ", ".join(f'"{name}"' for name in names)
 
 
+# mir processes never contend for the file (they take traces.lock first); this only
+# waits out a foreign program that may be about to close it.
+LOCK_RETRY_SECONDS = 2.0
+# Upgrading older lines: a field a line does not carry loads as the model's default.
+LINE_DEFAULTS = {
+    "reasons": "[]::VARCHAR[]",
+    "prompt_tokens": "0",
+    "completion_tokens": "0",
+    "cost_usd": "0.0",
+    "latency_ms": "0.0",
+    "data": "'{}'",
+}
 _RECOVER = "move it aside and run the command again; the segment files are kept"
 
 
@@ -53,22 +66,29 @@ def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
 
     if path is None:
         return duckdb.connect(":memory:")
-    try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.Error as exc:
-        text = str(exc)
-        if "lock" in text.lower():
-            raise TraceStoreError(
-                "the trace database is held open by another program",
-                where=str(path),
-                hint="close the other program (e.g. a duckdb shell) and retry; new traces "
-                "keep accumulating in segment files meanwhile",
-            ) from exc
-        raise TraceStoreError(
-            f"not a readable trace database ({text.splitlines()[0]})",
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as exc:
+            locked = "lock" in str(exc).lower()
+            if not locked or time.monotonic() >= deadline:
+                raise _explain(path, exc, locked=locked) from exc
+            time.sleep(0.05)  # another program may be about to let go of the file
+
+
+def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
+    if locked:
+        return TraceStoreError(
+            "the trace database is held open by another program",
             where=str(path),
-            hint=_RECOVER,
-        ) from exc
+            hint="close the other program (e.g. a duckdb shell) and retry; new traces "
+            "keep accumulating in segment files meanwhile",
+        )
+    first_line = str(exc).splitlines()[0]
+    return TraceStoreError(
+        f"not a readable trace database ({first_line})", where=str(path), hint=_RECOVER
+    )
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -116,7 +136,11 @@ def raw_segment_lines(files: Sequence[Path]) -> str:
     """
     columns = {**CHAIN_FIELDS, **EVENT_FIELDS}
     spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
-    names = quoted([c for c in STORED_COLUMNS if c != "segment"])
+    names = ", ".join(
+        f'coalesce("{c}", {LINE_DEFAULTS[c]}) AS "{c}"' if c in LINE_DEFAULTS else f'"{c}"'
+        for c in STORED_COLUMNS
+        if c != "segment"
+    )
     return (
         f"SELECT parse_filename(filename) AS segment, {names} FROM read_json("
         f"{_sql_list(files)}, format='newline_delimited', columns={spec}, "
@@ -138,7 +162,8 @@ def stored_lines(*, has_db: bool, files: Sequence[Path], where: str = "true") ->
         )
     if not parts:
         nulls = ", ".join(f'NULL::{_kind(c)} AS "{c}"' for c in STORED_COLUMNS)
-        parts.append(f"SELECT 0 AS src, {nulls} WHERE false")
+        # Still mentions ``where`` so its named parameters stay bound.
+        parts.append(f"SELECT * FROM (SELECT 0 AS src, {nulls}) WHERE false AND ({where})")
     return " UNION ALL ".join(parts)
 
 

@@ -166,8 +166,14 @@ class TraceStore:
         )
 
     def _auto_compact(self) -> None:
-        if len(closed_segments(self.segments_dir)) >= self._compact_after:
+        if len(closed_segments(self.segments_dir)) < self._compact_after:
+            return
+        try:
             self.compact(wait=0)
+        except TraceStoreError:
+            # Best effort: the events are safe in their segments. Readers report the
+            # database problem themselves; an append must never fail because of it.
+            return
 
     # -- reading -------------------------------------------------------------------
 

@@ -1,0 +1,167 @@
+"""TraceStore over a real folder and DuckDB file in tmp_path (single process)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import duckdb
+import pytest
+
+from mir.traces import TraceEvent, TraceStore
+from mir.traces.database import MIGRATIONS, migrate
+
+from .conftest import T0, decision_flow
+
+
+@pytest.fixture
+def store(tmp_path):
+    with TraceStore(tmp_path / "traces", environ={}) as opened:
+        yield opened
+
+
+def test_a_flow_reads_back_in_seq_order_before_and_after_compaction(store):
+    events = decision_flow("f1")
+    store.append(list(reversed(events)))
+    assert store.flow("f1") == events
+    store.close()
+    result = store.compact()
+    assert (result.segments, result.events) == (1, 3)
+    assert store.flow("f1") == events
+    assert list(store.segments_dir.iterdir()) == []
+
+
+def test_unknown_flow_is_an_empty_list(store):
+    assert store.flow("nope") == []
+    assert store.count_events() == 0
+    assert store.list_flows() == []
+
+
+def test_summary_aggregates_steps_tokens_cost_and_latest_status(store):
+    store.append(decision_flow("f1", status="pending_review"))
+    # Resuming a flow appends events: the latest status wins.
+    store.append(
+        [TraceEvent(flow_id="f1", seq=3, step="review", agent="triage", status="executed")]
+    )
+    [summary] = store.list_flows()
+    assert summary.status == "executed"
+    assert summary.steps == 4
+    assert summary.tokens == 150
+    assert summary.cost_usd == pytest.approx(0.0015)
+    assert summary.latency_ms == pytest.approx(182.5)
+    assert (summary.provider, summary.model, summary.action) == ("llama", "smollm2-135m", "refund")
+
+
+def test_filters_by_agent_status_since_and_limit(store):
+    store.append(decision_flow("old", agent="triage", at=T0 - timedelta(days=3)))
+    store.append(decision_flow("new", agent="triage", status="rejected", at=T0))
+    store.append(decision_flow("other", agent="billing", at=T0 + timedelta(minutes=1)))
+    ids = lambda flows: [f.flow_id for f in flows]  # noqa: E731
+    assert ids(store.list_flows()) == ["other", "new", "old"]
+    assert ids(store.list_flows(agent="triage")) == ["new", "old"]
+    assert ids(store.list_flows(status="rejected")) == ["new"]
+    assert ids(store.list_flows(since=T0 - timedelta(hours=1))) == ["other", "new"]
+    assert ids(store.list_flows(limit=1)) == ["other"]
+
+
+def test_an_event_appended_twice_counts_once_in_segments_and_database(store):
+    events = decision_flow("f1")
+    store.append(events)
+    store.append(events)
+    assert store.count_events() == 3
+    store.close()
+    store.compact()
+    store.append(events)  # again, now that the first copies live in the database
+    assert store.count_events() == 3
+    assert len(store.flow("f1")) == 3
+
+
+def test_a_torn_last_line_is_skipped_and_the_segment_quarantined(store):
+    store.append(decision_flow("f1"))
+    store.close()
+    [segment] = store.segments_dir.iterdir()
+    with segment.open("ab") as handle:
+        handle.write(b'{"v":1,"n":3,"prev":"abc","hash":"de')  # a crash mid-write
+    assert store.count_events() == 3
+    result = store.compact()
+    assert (result.events, result.skipped_lines) == (3, 1)
+    assert result.quarantined == (segment.name,)
+    assert (store.quarantine_dir / segment.name).exists()
+    assert store.count_events() == 3
+
+
+def test_secrets_never_reach_any_file(tmp_path):
+    env = {"OPENAI_API_KEY": "sk-live-000111222333444555", "SHOP_PASSWORD_X": "pw-xyz-999"}
+    folder = tmp_path / "traces"
+    with TraceStore(
+        folder, redact_values=["vault-value-42"], redact_env=["SHOP_PASSWORD_X"], environ=env
+    ) as store:
+        store.append(
+            [
+                TraceEvent(
+                    flow_id="f",
+                    seq=0,
+                    step="infer",
+                    agent="a",
+                    reasons=("used pw-xyz-999",),
+                    data={
+                        "headers": {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.payload"},
+                        "prompt": "key sk-live-000111222333444555 and vault-value-42",
+                    },
+                )
+            ]
+        )
+    store.compact()
+    secrets = [b"sk-live-000111222333444555", b"pw-xyz-999", b"vault-value-42", b"eyJhbGci"]
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert any(p.name == "traces.duckdb" for p in files)
+    for path in files:
+        content = path.read_bytes()
+        assert not [s for s in secrets if s in content], path
+    [event] = store.flow("f")
+    assert event.data["prompt"] == "key [REDACTED] and [REDACTED]"
+
+
+def test_migrations_are_recorded_in_order_and_idempotent(tmp_path):
+    con = duckdb.connect(str(tmp_path / "t.duckdb"))
+    assert migrate(con) == [name for name, _ in MIGRATIONS]
+    assert migrate(con) == []
+    rows = con.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
+    assert [r[0] for r in rows] == [name for name, _ in MIGRATIONS]
+
+
+def test_an_older_database_is_upgraded_before_it_is_read(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    con = duckdb.connect(str(folder / "traces.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+    first_name, first_sql = MIGRATIONS[0]
+    con.execute(first_sql)
+    con.execute("INSERT INTO _migrations VALUES (?, now())", [first_name])
+    con.close()
+    store = TraceStore(folder, environ={})
+    assert store.count_events() == 0
+    con = duckdb.connect(str(folder / "traces.duckdb"), read_only=True)
+    assert {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()} == {
+        name for name, _ in MIGRATIONS
+    }
+
+
+def test_lines_of_an_older_format_missing_fields_still_load(store):
+    store.segments_dir.mkdir(parents=True)
+    line = {"v": 1, "n": 0, "prev": "p", "hash": "h", "event_id": "e1", "flow_id": "f",
+            "seq": 0, "step": "final", "agent": "a", "at": "2026-11-30T10:00:00+00:00",
+            "status": "executed", "data": "{}"}  # fmt: skip
+    (store.segments_dir / "old-1-abc.jsonl").write_text(json.dumps(line) + "\n")
+    assert store.compact().events == 1
+    [event] = store.flow("f")
+    assert (event.status, event.prompt_tokens, event.reasons) == ("executed", 0, ())
+
+
+def test_writers_rotate_segments_and_compact_on_their_own(tmp_path):
+    with TraceStore(tmp_path / "t", environ={}, segment_events=3, compact_after=2) as store:
+        for i in range(6):
+            store.append(decision_flow(f"f{i}"))
+    assert store.db_path.exists()  # a rotation found 2 closed segments and compacted
+    assert store.count_events() == 18
+    assert len(store.list_flows(limit=100)) == 6
