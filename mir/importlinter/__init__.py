@@ -1,6 +1,7 @@
 """import-linter compatibility: read ``.importlinter`` / ``setup.cfg`` / ``pyproject.toml``
 contracts and give the same kept/broken verdicts as ``lint-imports`` (public interface)."""
 
-from mir.importlinter.application import ContractResult, check_contracts, evaluate
+from mir.importlinter.application import ContractResult
+from mir.importlinter.entrypoints import check_contracts, evaluate
 
 __all__ = ["ContractResult", "check_contracts", "evaluate"]

@@ -1,23 +1,23 @@
-"""Use cases: evaluate a project's import-linter contracts, as verdicts or as findings.
+"""Use case: evaluate an import-linter config, as verdicts and as findings.
 
-The flow is ``lint-imports``'s: read the config, validate every contract (a bad one is a
-``ConfigError``, like import-linter's "could not run"), build one graph, check each
-contract on its own copy. What differs is how the graph is built: from source text
-(``adapters.scanning``), never by importing the user's packages.
+The flow is ``lint-imports``'s: validate the session and every contract first (a bad
+one is a ``ConfigError``, like import-linter's "could not run"), build one graph, check
+each contract on its own copy. The graph comes through the ``GraphBuilder`` port: in
+production it is built from source text, never by importing the user's packages.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from mir.boundaries import Finding
 from mir.errors import ConfigError
-from mir.importlinter.adapters.config import RawConfig, find_config, read_config
-from mir.importlinter.adapters.scanning import Extractor, ScannedGraph, build_graph
 from mir.importlinter.domain.checks import check_contract
-from mir.importlinter.domain.contracts import Contract
-from mir.importlinter.domain.options import OptionsError, parse_contract, parse_session
+from mir.importlinter.domain.contracts import Contract, Session
+from mir.importlinter.domain.graph import SourceGraph
+from mir.importlinter.domain.options import OptionsError, RawConfig, parse_contract, parse_session
 from mir.importlinter.domain.verdicts import ContractCheckError, ContractVerdict, Violation
 
 CODES = {
@@ -26,6 +26,22 @@ CODES = {
     "independence": "IL003",
     "acyclic_siblings": "IL004",
 }
+
+
+class ConfigSource(Protocol):
+    def find(self, root: Path) -> Path | None:
+        """The config ``lint-imports`` would pick in ``root``, if any."""
+        ...
+
+    def read(self, path: Path) -> RawConfig:
+        """Raw options of ``path``; ``ConfigError`` when it holds no contracts."""
+        ...
+
+
+class GraphBuilder(Protocol):
+    def build(self, session: Session, search_dirs: list[Path]) -> SourceGraph:
+        """The import graph of the session's root packages, looked for in ``search_dirs``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -39,33 +55,14 @@ class ContractResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def evaluate(
-    root: Path, config: Path | None = None, *, extract: Extractor | None = None
-) -> list[ContractResult]:
-    """Kept/broken verdict per contract of ``config`` (or the one found in ``root``).
-
-    Raises ``ConfigError`` for a missing or invalid config, naming the file and contract.
-    """
-    path = config if config is not None else find_config(root)
-    if path is None:
-        raise ConfigError(
-            "no import-linter configuration found",
-            where=str(root),
-            hint="add [importlinter] to setup.cfg or .importlinter, "
-            "or [tool.importlinter] to pyproject.toml",
-        )
-    return _evaluate(root, read_config(path), extract)
+def locate_config(root: Path, config: Path | None, source: ConfigSource) -> RawConfig | None:
+    """The explicit ``config``, else the one found in ``root``, else None."""
+    path = config if config is not None else source.find(root)
+    return None if path is None else source.read(path)
 
 
-def check_contracts(root: Path, config: Path | None) -> list[Finding] | None:
-    """Findings for every broken contract; None when no config is given or found."""
-    if config is None and find_config(root) is None:
-        return None
-    results = evaluate(root, config)
-    return [finding for result in results for finding in result.findings]
-
-
-def _evaluate(root: Path, raw: RawConfig, extract: Extractor | None) -> list[ContractResult]:
+def evaluate_config(root: Path, raw: RawConfig, builder: GraphBuilder) -> list[ContractResult]:
+    """Kept/broken verdict per contract of ``raw``; ``ConfigError`` names file + contract."""
     try:
         session = parse_session(raw.session)
     except OptionsError as exc:
@@ -78,9 +75,10 @@ def _evaluate(root: Path, raw: RawConfig, extract: Extractor | None) -> list[Con
             raise ConfigError(
                 f"contract '{exc.contract}': {exc.message}", where=raw.where(item)
             ) from exc
+    # Root packages are folders next to the config file or under src/ (src-layout).
     config_dir = raw.path.resolve().parent
     search_dirs = list(dict.fromkeys([config_dir, config_dir / "src", root, root / "src"]))
-    scanned = build_graph(session, search_dirs, extract or _default_extractor())
+    scanned = builder.build(session, search_dirs)
     results = []
     for contract, where in contracts:
         try:
@@ -95,13 +93,7 @@ def _evaluate(root: Path, raw: RawConfig, extract: Extractor | None) -> list[Con
     return results
 
 
-def _default_extractor() -> Extractor:
-    from mir.boundaries import extract_imports
-
-    return extract_imports
-
-
-def _result(verdict: ContractVerdict, scanned: ScannedGraph, root: Path) -> ContractResult:
+def _result(verdict: ContractVerdict, scanned: SourceGraph, root: Path) -> ContractResult:
     contract = verdict.contract
     findings = [_finding(contract, v, scanned, root) for v in verdict.violations]
     return ContractResult(
@@ -109,9 +101,7 @@ def _result(verdict: ContractVerdict, scanned: ScannedGraph, root: Path) -> Cont
     )
 
 
-def _finding(
-    contract: Contract, violation: Violation, scanned: ScannedGraph, root: Path
-) -> Finding:
+def _finding(contract: Contract, violation: Violation, scanned: SourceGraph, root: Path) -> Finding:
     # Point at the first direct import of the chain: that is the line to change (or to
     # list in ignore_imports). Undeclared-module findings point at the module itself.
     first = violation.chain[0] if violation.chain else None

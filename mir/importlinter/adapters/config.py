@@ -14,32 +14,24 @@ from __future__ import annotations
 import configparser
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
+from mir.importlinter.domain.options import RawConfig, RawContract
 
 SECTION = "importlinter"
 SEARCH_ORDER = ("setup.cfg", ".importlinter", "pyproject.toml")
 
 
-@dataclass(frozen=True)
-class RawContract:
-    options: dict[str, Any]
-    line: int | None = None  # line of its INI section header, for error messages
+class ConfigFiles:
+    """The production ``ConfigSource``: import-linter config files on disk."""
 
+    def find(self, root: Path) -> Path | None:
+        return find_config(root)
 
-@dataclass(frozen=True)
-class RawConfig:
-    path: Path
-    session: dict[str, Any]
-    contracts: list[RawContract] = field(default_factory=list)
-
-    def where(self, contract: RawContract | None = None) -> str:
-        if contract is not None and contract.line is not None:
-            return f"{self.path}:{contract.line}"
-        return str(self.path)
+    def read(self, path: Path) -> RawConfig:
+        return read_config(path)
 
 
 def find_config(root: Path) -> Path | None:

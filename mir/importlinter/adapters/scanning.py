@@ -18,22 +18,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from mir.errors import ConfigError
 from mir.importlinter.domain.contracts import Session
-from mir.importlinter.domain.graph import ImportGraph
+from mir.importlinter.domain.graph import ImportGraph, SourceGraph
 
 # (source, module name, is_package) -> refs with .module, .names, .line, .type_checking,
 # .beyond_top -- the shape of mir.boundaries.ImportRef
 Extractor = Callable[[bytes, str, bool], Iterable]
 
 
-@dataclass
-class ScannedGraph:
-    graph: ImportGraph
-    files: dict[str, Path] = field(default_factory=dict)  # module -> its source file
+class SourceScanner:
+    """The production ``GraphBuilder``: root packages found on disk, imports extracted
+    from source text by ``extract`` (mir.boundaries' fast extractor by default)."""
+
+    def __init__(self, extract: Extractor) -> None:
+        self.extract = extract
+
+    def build(self, session: Session, search_dirs: list[Path]) -> SourceGraph:
+        return build_graph(session, search_dirs, self.extract)
 
 
 def locate_package(name: str, search_dirs: Iterable[Path]) -> Path:
@@ -87,7 +91,7 @@ def find_modules(name: str, directory: Path) -> tuple[dict[str, Path], set[str]]
     return files, namespaces
 
 
-def build_graph(session: Session, search_dirs: list[Path], extract: Extractor) -> ScannedGraph:
+def build_graph(session: Session, search_dirs: list[Path], extract: Extractor) -> SourceGraph:
     found: dict[str, Path] = {}
     namespaces: set[str] = set()
     for root in session.root_packages:
@@ -119,7 +123,7 @@ def build_graph(session: Session, search_dirs: list[Path], extract: Extractor) -
                     if imported not in found and imported not in graph.modules:
                         graph.add_module(imported, squashed=True)
                     graph.add_import(module, imported, ref.line)
-    return ScannedGraph(graph, found)
+    return SourceGraph(graph, found)
 
 
 def _resolve(name: str, internal: dict[str, Path], session: Session) -> str | None:

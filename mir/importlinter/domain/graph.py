@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Set
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from mir.importlinter.domain.expressions import ImportExpression, ModuleExpression
 
@@ -137,3 +139,11 @@ class ImportGraph:
             chain.append(step)
             step = previous[step]
         return tuple(reversed(chain))
+
+
+@dataclass
+class SourceGraph:
+    """A graph built from source files, with the file of each module (for findings)."""
+
+    graph: ImportGraph
+    files: dict[str, Path] = field(default_factory=dict)

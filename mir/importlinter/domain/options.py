@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mir.importlinter.domain.contracts import (
@@ -26,6 +28,28 @@ from mir.importlinter.domain.contracts import (
 from mir.importlinter.domain.expressions import ExpressionError, ImportExpression, ModuleExpression
 
 Raw = str | list[str]
+
+
+@dataclass(frozen=True)
+class RawContract:
+    """One contract's options as read from the file (strings and lists of strings)."""
+
+    options: dict[str, Any]
+    line: int | None = None  # line of its INI section header, for error messages
+
+
+@dataclass(frozen=True)
+class RawConfig:
+    """A config file's ``[importlinter]`` session options and its contracts."""
+
+    path: Path
+    session: dict[str, Any]
+    contracts: list[RawContract] = field(default_factory=list)
+
+    def where(self, contract: RawContract | None = None) -> str:
+        if contract is not None and contract.line is not None:
+            return f"{self.path}:{contract.line}"
+        return str(self.path)
 
 
 class OptionsError(ValueError):
