@@ -1,9 +1,130 @@
-"""Command module; see register()."""
+"""``mir run agent``, ``mir approve``, ``mir reject``: one decision flow, rendered.
+
+Exit codes: 0 when the flow ended as designed (executed, fallback, pending review,
+rejected, stale), 1 when it aborted, 2 for usage or configuration errors.
+"""
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING
+
 import typer
+
+from mir.cli.output import console
+
+if TYPE_CHECKING:
+    from mir.runtime import DecisionRecord
+
+JSON_OUT = typer.Option(False, "--json", help="Print the decision record as JSON.")
+PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+
+_STYLE = {
+    "executed": "green",
+    "fallback": "yellow",
+    "pending_review": "cyan",
+    "rejected": "magenta",
+    "stale": "yellow",
+    "aborted": "red",
+}
 
 
 def register(app: typer.Typer) -> None:
-    """Commands of this group are added by their capability's work in progress."""
+    run = typer.Typer(help="Run responsibility-bound agents.", no_args_is_help=True)
+
+    @run.command("agent")
+    def agent_command(
+        ref: str = typer.Argument(
+            help="capability.agent (e.g. refunds.triage) or a contract path."
+        ),
+        input: str = typer.Option(..., "--input", "-i", help="Input: JSON, @FILE or - (stdin)."),
+        context: str | None = typer.Option(
+            None, "--context", "-c", help="World state: JSON or @FILE (default: context_loader)."
+        ),
+        provider: str | None = typer.Option(
+            None, "--provider", help="Override routes: llama, litellm, scripted or rules."
+        ),
+        responses: str | None = typer.Option(
+            None, "--responses", help="JSONL of raw model outputs (for --provider scripted)."
+        ),
+        role: str = typer.Option("agent", "--role", help="Caller role checked against actions."),
+        as_json: bool = JSON_OUT,
+        project: str | None = PROJECT,
+    ) -> None:
+        """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
+        from mir.runtime import run_agent
+
+        record = run_agent(
+            ref,
+            input=input,
+            context=context,
+            provider=provider,
+            responses=responses,
+            role=role,
+            project=project,
+        )
+        render_record(record, as_json)
+
+    app.add_typer(run, name="run")
+
+    @app.command("approve")
+    def approve_command(
+        flow_id: str = typer.Argument(help="The flow to approve (a unique prefix is enough)."),
+        context: str | None = typer.Option(
+            None, "--context", "-c", help="World state now (JSON or @FILE) for the re-check."
+        ),
+        by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
+        as_json: bool = JSON_OUT,
+        project: str | None = PROJECT,
+    ) -> None:
+        """Approve a flow pending review: re-check the world, then execute it (at most once)."""
+        from mir.runtime import review_flow
+
+        render_record(
+            review_flow(flow_id, "approve", by=by, context=context, project=project), as_json
+        )
+
+    @app.command("reject")
+    def reject_command(
+        flow_id: str = typer.Argument(help="The flow to reject (a unique prefix is enough)."),
+        reason: str | None = typer.Option(None, "--reason", help="Why (recorded in the trace)."),
+        by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
+        as_json: bool = JSON_OUT,
+        project: str | None = PROJECT,
+    ) -> None:
+        """Reject a flow pending review: nothing executes."""
+        from mir.runtime import review_flow
+
+        render_record(
+            review_flow(flow_id, "reject", by=by, reason=reason, project=project), as_json
+        )
+
+    # `mir agents` belongs to the same capability; registered here so the app shell's
+    # module list stays as it is.
+    from mir.cli import agents
+
+    agents.register(app)
+
+
+def render_record(record: DecisionRecord, as_json: bool) -> None:
+    if as_json:
+        console().print_json(json.dumps(record.model_dump()))
+    else:
+        from rich.panel import Panel
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, 2))
+        style = _STYLE.get(record.status, "")
+        table.add_row("status", f"[bold {style}]{record.status}[/]")
+        table.add_row("action", f"{record.action or '-'}  (executed: {record.executed})")
+        if record.decision is not None:
+            table.add_row("decision", json.dumps(record.decision, ensure_ascii=False))
+        table.add_row("reasons", ", ".join(record.reasons) or "-")
+        table.add_row("model", f"{record.provider or '-'} / {record.model or '-'}")
+        table.add_row("cost", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
+        if record.status == "pending_review":
+            table.add_row("next", f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")
+        title = f"{record.agent}  flow {record.flow_id}"
+        console().print(Panel(table, title=title, title_align="left", expand=False))
+    if not record.ended_as_designed:
+        raise typer.Exit(code=1)

@@ -2,7 +2,7 @@
 traced proposal (public interface)."""
 
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
-from mir.runtime.api import Agent, approve, load_agent, reject
+from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
 from mir.runtime.records import DecisionRecord, ReasonCode
 
 __all__ = [
@@ -15,5 +15,7 @@ __all__ = [
     "load_agent",
     "reject",
     "resume_agent",
+    "review_flow",
+    "run_agent",
     "suspend_agent",
 ]

@@ -18,6 +18,7 @@ from mir.errors import UsageError
 from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
+from mir.runtime.arguments import read_json_object
 from mir.runtime.flow import DecisionFlow
 from mir.runtime.ledger import FileExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
@@ -229,3 +230,36 @@ def reject(
     return _resume(
         flow_id, "reject", project=project, by=by, reason=reason, context=None, traces=traces
     )
+
+
+def run_agent(
+    ref: str,
+    *,
+    input: str,
+    context: str | None = None,
+    provider: str | None = None,
+    responses: str | None = None,
+    role: str = "agent",
+    project: str | Path | None = None,
+) -> DecisionRecord:
+    """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out."""
+    data = read_json_object(input, "--input")
+    state = read_json_object(context, "--context") if context is not None else None
+    with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
+        return agent.decide(data, state, role=role)
+
+
+def review_flow(
+    flow_id: str,
+    verdict: str,
+    *,
+    by: str | None = None,
+    reason: str | None = None,
+    context: str | None = None,
+    project: str | Path | None = None,
+) -> DecisionRecord:
+    """``mir approve`` / ``mir reject`` with command-line arguments."""
+    if verdict == "reject":
+        return reject(flow_id, project=project, by=by, reason=reason)
+    state = read_json_object(context, "--context") if context is not None else None
+    return approve(flow_id, project=project, by=by, context=state)

@@ -1,0 +1,47 @@
+"""Reading JSON command-line arguments: inline JSON, ``@FILE`` or ``-`` (stdin)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mir.errors import UsageError
+
+
+def read_json_object(value: str, option: str) -> dict[str, Any]:
+    """A JSON object from ``value``; errors name the option or file and the position."""
+    if value == "-":
+        text, where = sys.stdin.read(), f"{option} (stdin)"
+    elif value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text, where = path.read_text(encoding="utf-8"), str(path)
+        except (FileNotFoundError, IsADirectoryError) as exc:
+            raise UsageError(f"{option}: file not found: {path}") from exc
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{option}: {path} is not valid UTF-8") from exc
+    else:
+        text, where = value, option
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        data = json.loads(text, parse_constant=no_constants)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            where=where,
+            hint="pass a JSON object, @FILE or - for stdin",
+        ) from exc
+    except ValueError as exc:
+        raise UsageError(str(exc), where=where) from exc
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"expected a JSON object, got {type(data).__name__}",
+            where=where,
+            hint='e.g. {"order_id": "A1"}',
+        )
+    return data
