@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console
-
 if TYPE_CHECKING:
     from mir.scaffold import Plan
 
@@ -87,6 +85,7 @@ def render_plan(plan: Plan, dry_run: bool) -> None:
     from rich.text import Text
     from rich.tree import Tree
 
+    from mir.cli.output import console
     from mir.scaffold import ChangeKind
 
     heading = f"{plan.title} (dry run: nothing written)" if dry_run else plan.title

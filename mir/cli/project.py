@@ -17,9 +17,11 @@ def register(app: typer.Typer) -> None:
             False, "--dry-run", help="Print what it would change; write nothing."
         ),
     ) -> None:
-        """Add CLAUDE.md, AGENTS.md, [tool.mir], capabilities/ and .mir/ to .gitignore.
+        """Make a folder a mir project: intent docs, tool.mir settings, capabilities/.
 
-        Existing files are left as they are; re-running changes nothing.
+        Writes CLAUDE.md, AGENTS.md, pyproject.toml (or adds the tool.mir table to yours),
+        capabilities/__init__.py, and .mir/ to .gitignore. Existing files are left as
+        they are; re-running changes nothing.
         """
         from mir.cli.new import render_plan
         from mir.scaffold import init_project
