@@ -291,33 +291,23 @@ class TraceStore:
         """A consistent view: no compaction can start until the caller is done."""
         if self.segments_dir.is_dir():
             self._auto_compact()
-        if self.db_path.exists():
-            self._ensure_schema()
-        with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
-            if not locked:
-                raise TraceStoreError(
-                    f"the trace store stayed locked for {self._lock_timeout:.0f}s",
-                    where=str(self.lock_path),
-                    hint="a compaction is still running; retry in a moment",
-                )
-            has_db = self.db_path.exists()
-            con = database.connect(self.db_path if has_db else None, read_only=True)
-            try:
-                yield con, has_db, segment_files(self.segments_dir)
-            finally:
-                con.close()
-
-    def _ensure_schema(self) -> None:
-        """A database written by an older mir is migrated before it is read."""
-        with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
-            if not locked:
-                return  # the compactor holding the lock migrates
-            con = database.connect(self.db_path, read_only=True)
-            try:
-                pending = database.pending_migrations(con)
-            finally:
-                con.close()
-        if pending:
+        for attempt in range(2):
+            with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
+                if not locked:
+                    raise TraceStoreError(
+                        f"the trace store stayed locked for {self._lock_timeout:.0f}s",
+                        where=str(self.lock_path),
+                        hint="a compaction is still running; retry in a moment",
+                    )
+                has_db = self.db_path.exists()
+                con = database.connect(self.db_path if has_db else None, read_only=True)
+                try:
+                    # A database written by an older mir is migrated before it is read.
+                    if not (has_db and attempt == 0 and database.pending_migrations(con)):
+                        yield con, has_db, segment_files(self.segments_dir)
+                        return
+                finally:
+                    con.close()
             self.compact()
 
 
