@@ -201,6 +201,15 @@ class DecisionFlow:
         match = matching_rule(self.parts.contract.fallback, scope)
         return rule_decision(match[1], self.parts.contract.decision, scope) if match else None
 
+    def _circumstances(self, state: FlowState) -> Circumstances:
+        return Circumstances(
+            role=state.role,
+            created_at=state.created_at,
+            now=self.deps.clock(),
+            tokens_spent=state.tokens,
+            cost_spent=state.cost,
+        )
+
     def _model_routes(self) -> list[Route]:
         return list(self.parts.contract.routes)
 
@@ -213,6 +222,12 @@ class DecisionFlow:
         errors: list[str] = []
         reasons: list[str] = []
         for attempt in range(contract.retries + 1):
+            spent = self.parts.integrity.budget(self._circumstances(state))
+            if spent:
+                tail.rec.emit(
+                    "validate", reasons=[p.code for p in spent], data={"attempt": attempt}
+                )
+                return Proposal(decision=None, reasons=[*reasons, *_codes(spent)], stop=True)
             prompt = self.parts.prompt.render(
                 PromptVariables(
                     mission=contract.mission,
@@ -275,13 +290,7 @@ class DecisionFlow:
             verdict = self.parts.integrity.check_output(
                 response.text,
                 response.finish_reason,
-                Circumstances(
-                    role=state.role,
-                    created_at=state.created_at,
-                    now=self.deps.clock(),
-                    tokens_spent=state.tokens,
-                    cost_spent=state.cost,
-                ),
+                self._circumstances(state),
             )
             tail.rec.emit(
                 "validate",
@@ -300,6 +309,10 @@ class DecisionFlow:
                 return Proposal(decision=None, reasons=reasons, stop=stop)
             errors = _messages(verdict.problems)
         return Proposal(decision=None, reasons=[*reasons, ReasonCode.RETRIES_EXHAUSTED])
+
+
+def _codes(problems: list[Problem]) -> list[str]:
+    return [p.code.value for p in problems]
 
 
 def _messages(problems: tuple[Problem, ...], limit: int = 20) -> list[str]:

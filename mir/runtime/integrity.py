@@ -56,7 +56,8 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
     try:
         return json.loads(text, parse_constant=float)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
+        # Ran out of text (or inside a string that never closed): cut off, not garbage.
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             return Problem(code=ReasonCode.TRUNCATED, message=f"JSON ends early: {exc.msg}")
         return Problem(
             code=ReasonCode.NOT_JSON, message=f"not valid JSON: {exc.msg} at char {exc.pos}"
@@ -99,7 +100,7 @@ class IntegrityCheck:
             for field, limit in spec.limits.items():
                 if field in decision:
                     problems += _limit(field, decision[field], limit)
-        problems += self._clock_and_budget(when)
+        problems += self._clock(when) + self.budget(when)
         if problems:
             return Verdict(problems=tuple(problems))
         return Verdict(decision=dict(decision))
@@ -163,16 +164,20 @@ class IntegrityCheck:
             )
         ]
 
-    def _clock_and_budget(self, when: Circumstances) -> list[Problem]:
-        problems = []
+    def _clock(self, when: Circumstances) -> list[Problem]:
         age = (when.now - when.created_at).total_seconds()
-        if age > self.contract.ttl_seconds:
-            problems.append(
-                Problem(
-                    code=ReasonCode.TTL_EXPIRED,
-                    message=f"decision is {age:.0f}s old, ttl is {self.contract.ttl_seconds}s",
-                )
+        if age <= self.contract.ttl_seconds:
+            return []
+        return [
+            Problem(
+                code=ReasonCode.TTL_EXPIRED,
+                message=f"decision is {age:.0f}s old, ttl is {self.contract.ttl_seconds}s",
             )
+        ]
+
+    def budget(self, when: Circumstances) -> list[Problem]:
+        """Also asked before every model call: a spent budget buys no further attempt."""
+        problems = []
         budget = self.contract.budget
         if budget.max_tokens is not None and when.tokens_spent > budget.max_tokens:
             problems.append(
