@@ -23,6 +23,7 @@ generation (exceptions raised in its sampler callbacks are swallowed), so the re
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -98,6 +99,8 @@ class LoadedModel:
     chat_format: str
     load_ms: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Schemas (canonical JSON) whose grammar llama.cpp has already accepted.
+    grammars: set[str] = field(default_factory=set)
 
 
 def load_model(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> LoadedModel:
@@ -162,6 +165,44 @@ class ModelCache:
 MODEL_CACHE = ModelCache()
 
 
+def check_grammar(model: LoadedModel, schema: dict[str, Any]) -> None:
+    """Make sure llama.cpp can parse the grammar its converter makes from ``schema``.
+
+    Why: llama-cpp-python 0.3.x turns some valid schemas into grammars llama.cpp cannot
+    parse (a ``pattern`` with ``\\d`` becomes the literal text ``A-\\dA-\\d...``), and
+    then crashes the whole process with a segfault on the NULL sampler. Compiling the
+    grammar once per schema here turns that crash into a ``ConfigError``.
+    """
+    key = json.dumps(schema, sort_keys=True)
+    if key in model.grammars or not hasattr(model.llama, "_model"):  # cached, or a test fake
+        return
+    import llama_cpp
+    from llama_cpp._utils import suppress_stdout_stderr
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    problem = None
+    try:
+        grammar = json_schema_to_gbnf(json.dumps(schema))
+    except Exception as exc:  # the converter rejects the schema outright
+        problem = f"{type(exc).__name__}: {exc}"
+    else:
+        with suppress_stdout_stderr(disable=False):  # llama.cpp prints the whole grammar
+            sampler = llama_cpp.llama_sampler_init_grammar(
+                model.llama._model.vocab, grammar.encode("utf-8"), b"root"
+            )
+        if sampler:
+            llama_cpp.llama_sampler_free(sampler)
+        else:
+            problem = "llama.cpp cannot parse the grammar made from it"
+    if problem:
+        raise ConfigError(
+            f"the decision schema cannot be used for constrained decoding: {problem}",
+            hint="in 'pattern's use classes like [0-9] instead of \\d, \\w, \\s; "
+            "or use the litellm provider",
+        )
+    model.grammars.add(key)
+
+
 class LlamaProvider:
     """Run a GGUF model in this process. ``model`` is ``'default'`` or a ``.gguf`` path."""
 
@@ -204,6 +245,8 @@ class LlamaProvider:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         try:
             with model.lock:
+                if request.json_schema is not None:
+                    check_grammar(model, request.json_schema)
                 result = model.llama.create_chat_completion(**kwargs)
         except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than the context
             raise ProviderError(f"llama: {exc}") from exc

@@ -111,6 +111,19 @@ def test_a_file_that_is_not_a_model_is_a_config_error(tmp_path: Path, cache: Mod
         provider.loaded()
 
 
+def test_a_schema_llama_cpp_cannot_compile_is_a_config_error_not_a_crash(
+    tiny_gguf: Path, cache: ModelCache
+) -> None:
+    # llama-cpp-python turns this pattern into a grammar llama.cpp rejects, and would
+    # then segfault on the NULL sampler: the provider must refuse it first.
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": r"^A-\d{4}$"}}}
+    provider = LlamaProvider(str(tiny_gguf), n_ctx=512, n_threads=2, cache=cache)
+    with pytest.raises(ConfigError, match=r"constrained decoding.*\[0-9\]"):
+        provider.complete(ask("x", json_schema=schema))
+    fixed = {"type": "object", "properties": {"id": {"type": "string", "pattern": r"^A-[0-9]{4}$"}}}
+    assert provider.complete(ask("x", json_schema=fixed)).finish_reason == "stop"
+
+
 @pytest.mark.slow
 def test_embedded_smollm2_decides_a_refund_within_the_schema(cache: ModelCache) -> None:
     provider = LlamaProvider("default", n_ctx=1024, cache=cache)
