@@ -9,6 +9,7 @@ refuses to run ("could not run"); mir must refuse it too, with a ``ConfigError``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -18,8 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from mir.boundaries import extract_imports
 from mir.errors import ConfigError
 from mir.importlinter import evaluate
+from mir.importlinter.adapters.scanning import build_graph
+from mir.importlinter.domain.contracts import Session
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "importlinter"
@@ -178,3 +182,56 @@ def test_same_verdicts_on_mirs_own_code(tmp_path: Path) -> None:
     # The inverted contract and the independence one are broken by design.
     assert reference.verdicts["importlinter layers, inverted on purpose"] is False
     assert reference.verdicts["boundaries and importlinter are independent"] is False
+
+
+GRIMP_GRAPH = """\
+import json, sys
+import grimp
+graph = grimp.build_graph(*sys.argv[2:], include_external_packages=sys.argv[1] == "1",
+                          cache_dir=None)
+print(json.dumps({
+    "modules": sorted(graph.modules),
+    "imports": sorted(
+        [d["importer"], d["imported"], d["line_number"]]
+        for i in sorted(graph.modules)
+        for j in sorted(graph.find_modules_directly_imported_by(i))
+        for d in graph.get_import_details(importer=i, imported=j)
+    ),
+}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("folder", "roots", "externals"),
+    [
+        (FIXTURES / "layers", ["shop"], False),
+        (FIXTURES / "forbidden", ["media"], True),
+        (FIXTURES / "independence", ["zoo"], False),
+        (FIXTURES / "src_layout" / "src", ["ledger"], True),
+        (FIXTURES / "unimportable", ["vault"], False),
+        (REPO, ["mir"], True),
+    ],
+    ids=["layers", "forbidden", "independence", "src_layout", "unimportable", "mir"],
+)
+def test_same_graph_as_grimp(folder: Path, roots: list[str], externals: bool) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GRIMP_GRAPH, "1" if externals else "0", *roots],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    expected = json.loads(done.stdout)
+
+    session = Session(root_packages=tuple(roots), include_external_packages=externals)
+    graph = build_graph(session, [folder], extract_imports).graph
+
+    assert sorted(graph.modules) == expected["modules"]
+    ours = sorted(
+        [importer, imported, line]
+        for importer, imported in graph.direct_imports()
+        for line in sorted(set(graph.lines(importer, imported)))
+    )
+    assert ours == expected["imports"]
