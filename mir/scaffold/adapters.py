@@ -57,7 +57,9 @@ class JinjaTemplates:
 class DiskWorkspace:
     def read_text(self, path: Path) -> str | None:
         try:
-            return path.read_text(encoding="utf-8")
+            # newline="": keep the user's line endings, so an edit changes only what it adds.
+            with path.open(encoding="utf-8", newline="") as handle:
+                return handle.read()
         except FileNotFoundError:
             return None
         except IsADirectoryError as exc:

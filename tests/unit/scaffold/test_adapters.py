@@ -117,3 +117,14 @@ def test_disk_workspace_never_overwrites(tmp_path):
     assert disk.read_text(tmp_path / "missing") is None
     disk.remove(target)
     assert not target.exists()
+
+
+def test_a_crlf_pyproject_keeps_its_line_endings(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_bytes(b'[project]\r\nname = "x"\r\n')
+    disk, editor = DiskWorkspace(), TomlkitEditor()
+    text = disk.read_text(path)
+    assert text is not None
+    disk.replace(path, editor.add_tool_mir(text, {"capabilities": "c"}, str(path)))
+    assert path.read_bytes().startswith(b'[project]\r\nname = "x"\r\n')
+    assert tomllib.loads(path.read_text())["tool"]["mir"] == {"capabilities": "c"}
