@@ -137,9 +137,9 @@ def render_flows(flows: list[FlowSummary]) -> None:
         return
     table = Table(box=None, pad_edge=False)
     for column in ("flow", "agent", "status", "action", "steps", "model", "tokens", "cost"):
-        table.add_column(column, no_wrap=column in ("flow", "status"))
-    table.add_column("latency ms", justify="right")
-    table.add_column("updated (UTC)", no_wrap=True)
+        table.add_column(column, no_wrap=column in ("flow", "status", "model"))
+    table.add_column("ms", justify="right")
+    table.add_column("updated UTC", no_wrap=True)
     for flow in flows:
         table.add_row(
             flow.flow_id[:12],
@@ -162,10 +162,10 @@ def render_flow(events: list[TraceEvent]) -> None:
     first = events[0]
     console().print(f"flow {first.flow_id}  agent {first.agent}")
     table = Table(box=None, pad_edge=False)
-    for column in ("seq", "step", "status", "reasons", "provider/model", "prompt hash"):
-        table.add_column(column)
-    for column in ("tokens in/out", "cost", "latency ms"):
-        table.add_column(column, justify="right")
+    for column in ("seq", "step", "status", "reasons", "provider/model", "prompt"):
+        table.add_column(column, no_wrap=column != "reasons")
+    for column in ("tokens", "cost", "ms"):
+        table.add_column(column, justify="right", no_wrap=True)
     for event in events:
         model = "/".join(part for part in (event.provider, event.model) if part) or "-"
         table.add_row(
