@@ -1,4 +1,4 @@
-"""A freshly scaffolded project is clean: ruff check, ruff format --check, its own tests.
+"""A freshly scaffolded project is clean: ruff, its own tests and mir's boundary rules.
 
 Several capabilities and agents, with names chosen to stress the generated import
 order (digits, a name sorting before/after ``InMemory...``), in one project.
@@ -37,6 +37,10 @@ def test_a_scaffolded_project_passes_ruff_and_its_own_tests(run_mir, tmp_path):
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
     tests = run([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], root)
     assert tests.returncode == 0, tests.stdout + tests.stderr
+    from mir.boundaries import lint_boundaries
+
+    assert list(lint_boundaries(root).findings) == []
+
     # 3 per capability, 4 + one per executor per agent: 6 + 7 + 6 + 6. A test module
     # that is silently not collected (a package missing its __init__) shows up here.
     assert "25 passed" in tests.stdout, tests.stdout
