@@ -74,6 +74,7 @@ CASES = {
     "independence": ("pyproject.toml", "."),
     "src_layout": ("pyproject.toml", "src"),
     "unimportable": (".importlinter", "."),
+    "multi_root": (".importlinter", "."),
 }
 
 
@@ -209,9 +210,10 @@ print(json.dumps({
         (FIXTURES / "independence", ["zoo"], False),
         (FIXTURES / "src_layout" / "src", ["ledger"], True),
         (FIXTURES / "unimportable", ["vault"], False),
+        (FIXTURES / "multi_root", ["alpha", "beta", "ns.gamma", "ns.delta"], True),
         (REPO, ["mir"], True),
     ],
-    ids=["layers", "forbidden", "independence", "src_layout", "unimportable", "mir"],
+    ids=["layers", "forbidden", "independence", "src_layout", "unimportable", "multi", "mir"],
 )
 def test_same_graph_as_grimp(folder: Path, roots: list[str], externals: bool) -> None:
     done = subprocess.run(
