@@ -1,9 +1,181 @@
-"""Command module; see register()."""
+"""``mir lint``: boundaries (with import-linter contracts), rules, explain."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+from mir.cli.output import console
+
+if TYPE_CHECKING:
+    from mir.boundaries import Finding, LintOptions, LintReport
+
+FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit."
+
+
+def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
+    """Findings of import-linter contracts (``--config`` or found in ``root``), or None
+    when there is no import-linter configuration. Composed here, not in boundaries:
+    ``importlinter`` depends on ``boundaries``, so the reverse import would be a cycle."""
+    try:
+        from mir.importlinter import check_contracts
+    except ImportError as exc:  # pragma: no cover - a build without the compatibility layer
+        if config is not None:
+            from mir.errors import UsageError
+
+            raise UsageError("import-linter support is not installed", where=str(config)) from exc
+        return None
+    return check_contracts(root, config)
+
+
+def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
+    """One run: import-linter contracts (if any) merged into the boundary findings, then
+    the baseline applied to both."""
+    from mir.boundaries import lint_boundaries
+
+    contracts = contract_findings(root, config)
+    return lint_boundaries(
+        root, options, extra_findings=contracts or (), require_capabilities=contracts is None
+    )
+
+
+def render_text(report: LintReport, root: Path) -> None:
+    from rich.markup import escape
+
+    out = console()
+    for finding in report.findings:
+        out.print(
+            f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
+            f"[bold red]{finding.code}[/] {escape(finding.message)}",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
+    for entry in report.stale:
+        out.print(
+            f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
+            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
+            "run with --update-baseline to drop it",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
+    stats = report.stats
+    scope = f"{stats.files} files, {stats.capabilities} capabilities"
+    extra = f", {len(report.baselined)} baselined" if report.baselined else ""
+    if report.baseline_written:
+        out.print(f"Baseline written: {report.baseline_path}")
+    if report.findings:
+        count = len(report.findings)
+        noun = "finding" if count == 1 else "findings"
+        out.print(f"[bold red]Found {count} {noun}[/] ({scope}{extra}).", markup=True)
+    else:
+        out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
 
 
 def register(app: typer.Typer) -> None:
-    """Commands of this group are added by their capability's work in progress."""
+    lint = typer.Typer(help="Lint the architecture: boundaries, layers, intent docs.")
+    app.add_typer(lint, name="lint")
+
+    @lint.command("boundaries")
+    def boundaries_command(
+        root: Path = typer.Argument(
+            Path("."), file_okay=False, help="Project folder (with pyproject.toml)."
+        ),
+        fmt: str = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
+        baseline: Path | None = typer.Option(
+            None, "--baseline", dir_okay=False, help="Known findings: only new ones fail."
+        ),
+        update_baseline: bool = typer.Option(
+            False, "--update-baseline", help="Write the current findings to the baseline."
+        ),
+        cache_dir: Path | None = typer.Option(
+            None, "--cache-dir", file_okay=False, help="Cache folder (default: .mir/cache)."
+        ),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write a cache."),
+        config: Path | None = typer.Option(
+            None, "--config", dir_okay=False, help="import-linter config to check as well."
+        ),
+        watch: bool = typer.Option(False, "--watch", help="Re-lint on every save."),
+    ) -> None:
+        """Check layers, capability interfaces, dependencies, cycles and intent docs."""
+        from mir.boundaries import FORMATS, LintOptions, render
+        from mir.errors import UsageError
+
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of {', '.join(FORMATS)}")
+        options = LintOptions(
+            use_cache=not no_cache,
+            cache_dir=cache_dir.resolve() if cache_dir else None,
+            baseline=baseline.resolve() if baseline else None,
+            update_baseline=update_baseline,
+        )
+        if watch:
+            _watch(root, options, config)
+            raise typer.Exit(0)
+        report = lint_project(root, options, config)
+        if fmt == "text":
+            render_text(report, root)
+        else:
+            typer.echo(render(report, fmt))
+        raise typer.Exit(report.exit_code)
+
+    @lint.command("rules")
+    def rules_command() -> None:
+        """List every rule with its code."""
+        from rich.table import Table
+
+        from mir.boundaries import all_rules
+
+        table = Table("code", "name", "what it checks", box=None, pad_edge=False)
+        for rule in all_rules():
+            table.add_row(rule.code, rule.name, rule.summary)
+        console().print(table)
+
+    @lint.command("explain")
+    def explain_command(
+        code: str = typer.Argument(help="A rule code or name, e.g. MIR101."),
+    ) -> None:
+        """Print a rule's documentation."""
+        from rich.markdown import Markdown
+
+        from mir.boundaries import rule_for
+        from mir.errors import UsageError
+
+        rule = rule_for(code)
+        if rule is None:
+            raise UsageError(f"no rule '{code}'", hint="`mir lint rules` lists them")
+        console().print(Markdown(f"# {rule.doc}"))
+
+
+def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
+    import time
+
+    from mir.boundaries import watch_boundaries
+
+    out = console()
+
+    def show(report: LintReport) -> None:
+        out.clear()
+        render_text(report, root)
+        stats = report.stats
+        out.print(
+            f"[dim]{time.strftime('%H:%M:%S')} re-parsed {stats.parsed}, cached "
+            f"{stats.cached} - watching {root} (Ctrl-C to stop)[/]",
+            markup=True,
+        )
+
+    def show_error(exc: Exception) -> None:
+        out.clear()
+        out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
+
+    watch_boundaries(
+        root,
+        options,
+        show,
+        show_error,
+        extra_findings=lambda: contract_findings(root, config),
+    )

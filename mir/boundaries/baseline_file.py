@@ -1,0 +1,54 @@
+"""The baseline file: JSON, sorted, one entry per (code, path, importer, imported)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mir.boundaries.report import BaselineEntry
+from mir.errors import ConfigError
+
+BASELINE_VERSION = 1
+
+
+class JsonBaselineFile:
+    """``BaselineStore`` in a JSON file meant to be committed next to the code."""
+
+    def __init__(self, path: Path, shown_as: str | None = None) -> None:
+        self.path = path
+        self._shown = shown_as or str(path)
+
+    @property
+    def location(self) -> str:
+        return self._shown
+
+    def load(self) -> list[BaselineEntry] | None:
+        if not self.path.is_file():
+            return None
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return [
+                BaselineEntry(
+                    code=str(item["code"]),
+                    path=str(item["path"]),
+                    importer=item.get("importer"),
+                    imported=item.get("imported"),
+                    count=int(item.get("count", 1)),
+                )
+                for item in data["findings"]
+            ]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(
+                f"not a mir baseline file ({exc})",
+                where=self._shown,
+                hint="re-create it with --update-baseline",
+            ) from exc
+
+    def write(self, entries: list[BaselineEntry]) -> None:
+        payload = {
+            "version": BASELINE_VERSION,
+            "tool": "mir lint boundaries",
+            "findings": [entry.as_dict() for entry in entries],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,101 @@
+"""``lint_boundaries``: the production wiring of the lint use case (files, cache, pool).
+
+This module is the composition root of the capability (adapters layer): it is the only
+place that picks real adapters, so ``application.run_lint`` stays testable with fakes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from mir.boundaries.application import run_lint
+from mir.boundaries.baseline_file import JsonBaselineFile
+from mir.boundaries.cache import FileParseCache
+from mir.boundaries.files import FileSystemSource
+from mir.boundaries.findings import Finding
+from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs
+from mir.boundaries.report import LintReport
+from mir.boundaries.settings import LintOptions, LintSettings
+from mir.errors import ConfigError, UsageError
+from mir.project import MirSettings, Project, load_project_at
+
+# Below this many cache misses a process pool costs more (fork + pickling) than it saves.
+POOL_THRESHOLD = 400
+
+
+def load_lint_project(root: Path) -> tuple[Project, LintSettings]:
+    """The project at ``root`` and its ``[tool.mir.lint]``; defaults without ``[tool.mir]``."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise UsageError(f"not a folder: {root}", hint="pass the project folder as ROOT")
+    pyproject = root / "pyproject.toml"
+    project = Project(root=root, pyproject=pyproject, settings=MirSettings())
+    if pyproject.is_file():
+        try:
+            project = load_project_at(root)
+        except ConfigError as exc:
+            if not exc.message.startswith("no [tool.mir]"):
+                raise
+    return project, project.section("lint", LintSettings)
+
+
+def _pool_parser(workers: int):
+    def parse(jobs: list[ParseJob]) -> list[Parsed]:
+        if len(jobs) < POOL_THRESHOLD or workers < 2:
+            return parse_jobs(jobs)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: workers inherit the already-imported extractor (no re-import cost)
+        context = multiprocessing.get_context("fork")
+        size = -(-len(jobs) // (workers * 4))
+        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return [parsed for chunk in pool.map(parse_jobs, chunks) for parsed in chunk]
+
+    return parse
+
+
+def lint_boundaries(
+    root: Path,
+    options: LintOptions | None = None,
+    extra_findings: Iterable[Finding] = (),
+    cache: FileParseCache | None = None,
+    require_capabilities: bool = True,
+) -> LintReport:
+    """Lint the project in ``root``. ``extra_findings`` (e.g. import-linter contracts)
+    are merged before the baseline is applied; ``cache`` lets ``--watch`` keep one
+    in-memory cache across runs; ``require_capabilities=False`` lints an empty tree when
+    the capabilities folder is missing (a project checked only by its contracts)."""
+    options = options or LintOptions()
+    project, settings = load_lint_project(root)
+    if cache is None:
+        folder = None
+        if options.use_cache:
+            folder = options.cache_dir or project.root / settings.cache_dir
+        cache = FileParseCache(folder)
+    baseline_path = options.baseline or (
+        project.root / settings.baseline if settings.baseline else None
+    )
+    if options.update_baseline and baseline_path is None:
+        raise UsageError(
+            "--update-baseline needs a baseline file",
+            hint="pass --baseline FILE or set [tool.mir.lint] baseline",
+        )
+    baseline = None
+    if baseline_path is not None:
+        shown = baseline_path.as_posix()
+        baseline = JsonBaselineFile(baseline_path, shown)
+    workers = options.workers if options.workers is not None else (os.cpu_count() or 1)
+    return run_lint(
+        settings,
+        project.settings.shared,
+        FileSystemSource(project.root, project.settings.capabilities, require_capabilities),
+        cache,
+        baseline,
+        update_baseline=options.update_baseline,
+        parse=_pool_parser(workers),
+        extra_findings=extra_findings,
+    )

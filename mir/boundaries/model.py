@@ -1,0 +1,165 @@
+"""The linted project as data: modules, capabilities, layers and resolved import edges.
+
+Module names are dotted paths relative to the project root (a leading ``src/`` folder
+is dropped), so ``capabilities/refunds/domain.py`` is ``capabilities.refunds.domain``
+whether or not ``capabilities/`` has an ``__init__.py``; folders without one are linted
+as namespace packages, never skipped. A capability is a folder directly under the
+capabilities root; files directly in that root (``mir/errors.py``) belong to none.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from mir.boundaries.imports import ImportRef
+from mir.boundaries.settings import LintSettings
+from mir.contracts import LAYERS, IntentDoc
+
+LAYER_RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
+INTERFACE = "interface"  # the capability's __init__: its public interface
+TESTS = "tests"  # tests inside a capability: exempt from layer rules
+
+
+@dataclass(frozen=True, slots=True)
+class ParseProblem:
+    """Why a file could not be parsed (or decoded) by this interpreter."""
+
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceModule:
+    """One Python file of the capabilities tree, with what the extractor found in it."""
+
+    name: str
+    path: str  # relative to the project root, POSIX
+    is_package: bool
+    imports: tuple[ImportRef, ...]
+    problem: ParseProblem | None = None
+    exports: tuple[str, ...] | None = None  # public names, for capability __init__ files
+
+
+@dataclass(frozen=True, slots=True)
+class IntentInfo:
+    """A capability's intent doc: where it is, and what it says (or why it is invalid)."""
+
+    path: str
+    doc: IntentDoc | None
+    error: str | None = None
+    error_line: int = 1
+    field_lines: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    name: str
+    module: str  # dotted package name
+    path: str  # folder, relative to the project root
+    intent: IntentInfo | None
+    has_init: bool
+
+    @property
+    def doc(self) -> IntentDoc | None:
+        return self.intent.doc if self.intent else None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One import statement of one module, resolved to one imported module name."""
+
+    importer: SourceModule
+    ref: ImportRef
+    target: str
+
+
+@dataclass
+class LintModel:
+    """Everything the rules look at. Built once per run; rules never touch files."""
+
+    base: str  # dotted name of the capabilities root ("mir", "capabilities")
+    modules: dict[str, SourceModule]
+    capabilities: dict[str, Capability]
+    settings: LintSettings
+    shared: tuple[str, ...] = ()
+    local_roots: frozenset[str] = frozenset()  # top-level first-party names outside the root
+    _edges: list[Edge] | None = None
+
+    # ----------------------------------------------------------------- classification
+    def capability_of(self, module: str) -> str | None:
+        prefix = self.base + "."
+        if not module.startswith(prefix):
+            return None
+        name = module[len(prefix) :].split(".", 1)[0]
+        return name if name in self.capabilities else None
+
+    def layer_of(self, module: str) -> str | None:
+        """Layer of a module inside a capability: a name in LAYERS, INTERFACE or TESTS."""
+        capability = self.capability_of(module)
+        if capability is None:
+            return None
+        rest = module[len(self.base) + len(capability) + 2 :]
+        if not rest:
+            return INTERFACE
+        first = rest.split(".", 1)[0]
+        if first in LAYER_RANK:
+            return first
+        if first == TESTS:
+            return TESTS
+        doc = self.capabilities[capability].doc
+        if doc is not None and first in doc.layers:
+            return doc.layers[first]
+        return "adapters"  # unmapped modules are the outermost layer
+
+    def is_shared(self, module: str) -> bool:
+        return any(module == name or module.startswith(name + ".") for name in self.shared)
+
+    def is_first_party(self, module: str) -> bool:
+        top = module.split(".", 1)[0]
+        return top == self.base.split(".", 1)[0] or top in self.local_roots
+
+    @staticmethod
+    def is_stdlib(module: str) -> bool:
+        return module.split(".", 1)[0] in sys.stdlib_module_names
+
+    # ----------------------------------------------------------------- import edges
+    def resolve(self, ref: ImportRef) -> list[str]:
+        """Imported module names of one statement: ``from a import b`` is ``a.b`` when
+        ``a.b`` is a module of the project, else ``a``."""
+        if ref.beyond_top or not ref.module:
+            return []
+        if not ref.names:
+            return [ref.module]
+        targets: list[str] = []
+        for name in ref.names:
+            candidate = f"{ref.module}.{name}"
+            target = candidate if candidate in self.modules else ref.module
+            if target not in targets:
+                targets.append(target)
+        return targets
+
+    def edges(self) -> list[Edge]:
+        if self._edges is None:
+            counted = self.settings.type_checking_imports
+            self._edges = [
+                Edge(module, ref, target)
+                for module in self.modules.values()
+                for ref in module.imports
+                if counted or not ref.type_checking
+                for target in self.resolve(ref)
+            ]
+        return self._edges
+
+    def cross_capability_edges(self) -> Iterator[tuple[Edge, str | None, str]]:
+        """(edge, importer capability, imported capability) for imports between two
+        different capabilities (the importer may be outside any capability)."""
+        for edge in self.edges():
+            target_cap = self.capability_of(edge.target)
+            if target_cap is None or self.is_shared(edge.target):
+                continue
+            source_cap = self.capability_of(edge.importer.name)
+            if source_cap != target_cap:
+                yield edge, source_cap, target_cap

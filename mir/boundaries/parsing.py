@@ -1,0 +1,101 @@
+"""One file in, everything the rules need out: imports, parse problem, exported names.
+
+Pure and picklable (plain tuples), so it runs the same in a worker process and its
+result can be stored in the content-hash cache.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mir.boundaries.imports import ImportRef
+from mir.boundaries.model import ParseProblem
+from mir.boundaries.scan import check_syntax, decode_source, extract_imports
+
+
+@dataclass(frozen=True, slots=True)
+class ParseJob:
+    path: str
+    module: str
+    is_package: bool
+    want_exports: bool
+    source: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    imports: tuple[ImportRef, ...]
+    problem: ParseProblem | None
+    exports: tuple[str, ...] | None
+
+    def to_plain(self) -> tuple:
+        refs = tuple(
+            (r.module, r.names, r.line, r.column, r.type_checking, r.beyond_top)
+            for r in self.imports
+        )
+        problem = None if self.problem is None else tuple(vars_of(self.problem))
+        return refs, problem, self.exports
+
+    @classmethod
+    def from_plain(cls, plain: tuple) -> Parsed:
+        refs, problem, exports = plain
+        return cls(
+            tuple(ImportRef(m, tuple(n), ln, c, t, b) for m, n, ln, c, t, b in refs),
+            None if problem is None else ParseProblem(*problem),
+            None if exports is None else tuple(exports),
+        )
+
+
+def vars_of(problem: ParseProblem) -> tuple[int, int, str]:
+    return problem.line, problem.column, problem.message
+
+
+def parse_job(job: ParseJob) -> Parsed:
+    """Imports (even from a file that does not parse), the parse problem, the exports."""
+    try:
+        text = decode_source(job.source)
+    except SyntaxError as exc:
+        return Parsed((), ParseProblem(exc.lineno or 1, 0, str(exc.msg)), None)
+    imports = tuple(extract_imports(text, job.module, job.is_package))
+    error = check_syntax(text, job.path)
+    problem = None
+    if error is not None:
+        column = max((error.offset or 1) - 1, 0)
+        problem = ParseProblem(error.lineno or 1, column, str(error.msg))
+    exports = exported_names(text) if job.want_exports and error is None else None
+    return Parsed(imports, problem, exports)
+
+
+def parse_jobs(jobs: list[ParseJob]) -> list[Parsed]:
+    return [parse_job(job) for job in jobs]
+
+
+def exported_names(text: str) -> tuple[str, ...]:
+    """Names a package ``__init__`` exports: its literal ``__all__``, else every public
+    name bound at module level (imports, defs, classes, assignments)."""
+    tree = ast.parse(text)
+    declared: list[str] | None = None
+    bound: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if "__all__" in names and isinstance(node.value, (ast.List, ast.Tuple)):
+                values = [
+                    e.value
+                    for e in node.value.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
+                extend = isinstance(node, ast.AugAssign) and declared is not None
+                declared = [*(declared or []), *values] if extend else values
+            bound.extend(names)
+        elif isinstance(node, ast.Import):
+            bound.extend((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            bound.extend(a.asname or a.name for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.append(node.name)
+    if declared is not None:
+        return tuple(sorted(set(declared)))
+    return tuple(sorted({name for name in bound if not name.startswith("_")}))
