@@ -87,7 +87,7 @@ class IntegrityCheck:
         problems: list[Problem] = []
         if when.suspended:
             problems.append(Problem(code=ReasonCode.AGENT_SUSPENDED, message="agent is suspended"))
-        problems += self._non_finite(decision)
+        problems += self._non_finite(decision) + _surrogates(decision)
         problems += self._fields(decision)
         action_problems = self._action(decision, when.role)
         confidence_problems = self._confidence(decision)
@@ -194,6 +194,29 @@ class IntegrityCheck:
                 )
             )
         return problems
+
+
+def _surrogates(decision: Mapping[str, Any]) -> list[Problem]:
+    """Strings that JSON escapes turned into lone surrogates ("\\udcff"): not Unicode."""
+
+    def broken(value: Any) -> bool:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+            return False
+        if isinstance(value, dict):
+            return any(broken(k) or broken(v) for k, v in value.items())
+        if isinstance(value, list):
+            return any(broken(v) for v in value)
+        return False
+
+    return [
+        Problem(code=ReasonCode.INVALID_UTF8, field=str(k), message=f"{k}: not valid UTF-8")
+        for k, v in decision.items()
+        if broken(k) or broken(v)
+    ]
 
 
 def _limit(field: str, value: Any, limit: ParamLimit) -> list[Problem]:

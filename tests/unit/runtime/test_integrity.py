@@ -63,6 +63,11 @@ HOSTILE = [
     pytest.param(decision(reason="x" * 300), "schema_invalid", id="reason-too-long"),
     pytest.param("x" * (1024 * 1024), "output_too_large", id="1MB"),
     pytest.param(decision()[:-1] + "\udcff}", "invalid_utf8", id="invalid-utf8"),
+    pytest.param(
+        decision(reason="REASON").replace("REASON", "\\udcff"),
+        "invalid_utf8",
+        id="escaped-surrogate",
+    ),
 ]
 
 
