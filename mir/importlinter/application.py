@@ -25,6 +25,8 @@ CODES = {
     "forbidden": "IL002",
     "independence": "IL003",
     "acyclic_siblings": "IL004",
+    "protected": "IL005",
+    "private_modules": "IL006",
 }
 
 

@@ -75,6 +75,7 @@ CASES = {
     "src_layout": ("pyproject.toml", "src"),
     "unimportable": (".importlinter", "."),
     "multi_root": (".importlinter", "."),
+    "direct": (".importlinter", "."),
 }
 
 
@@ -101,7 +102,8 @@ def test_fixtures_cover_kept_and_broken_variants_of_every_contract_type() -> Non
     seen: set[tuple[str, bool]] = set()
     for case, (config_name, _) in CASES.items():
         seen |= {(r.type, r.kept) for r in evaluate(FIXTURES / case, FIXTURES / case / config_name)}
-    for kind in ("layers", "forbidden", "independence", "acyclic_siblings"):
+    kinds = ["layers", "forbidden", "independence", "acyclic_siblings", "protected"]
+    for kind in [*kinds, "private_modules"]:
         assert {(kind, True), (kind, False)} <= seen, kind
 
 

@@ -11,8 +11,11 @@ from mir.importlinter.domain.contracts import (
     ForbiddenContract,
     IndependenceContract,
     LayersContract,
+    PrivateModulesContract,
+    ProtectedContract,
     Session,
 )
+from mir.importlinter.domain.direct import check_private_modules, check_protected
 from mir.importlinter.domain.expressions import ModuleExpression
 from mir.importlinter.domain.graph import ImportGraph, is_in_package
 from mir.importlinter.domain.layering import check_layers
@@ -35,6 +38,10 @@ def check_contract(contract: Contract, graph: ImportGraph, session: Session) -> 
         return check_forbidden(contract, own, session)
     if isinstance(contract, IndependenceContract):
         return check_independence(contract, own)
+    if isinstance(contract, ProtectedContract):
+        return check_protected(contract, own)
+    if isinstance(contract, PrivateModulesContract):
+        return check_private_modules(contract, own)
     return check_acyclic_siblings(contract, own)
 
 

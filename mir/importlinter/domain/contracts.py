@@ -84,4 +84,23 @@ class AcyclicSiblingsContract(_Contract):
     skip_descendants: tuple[ModuleExpression, ...] = ()
 
 
-Contract = LayersContract | ForbiddenContract | IndependenceContract | AcyclicSiblingsContract
+class ProtectedContract(_Contract):
+    type: Literal["protected"] = "protected"
+    protected_modules: tuple[ModuleExpression, ...]
+    allowed_importers: tuple[ModuleExpression, ...]
+    as_packages: bool = True
+
+
+class PrivateModulesContract(_Contract):
+    type: Literal["private_modules"] = "private_modules"
+    packages_with_private_modules: tuple[ModuleExpression, ...] = ()
+
+
+Contract = (
+    LayersContract
+    | ForbiddenContract
+    | IndependenceContract
+    | AcyclicSiblingsContract
+    | ProtectedContract
+    | PrivateModulesContract
+)

@@ -81,6 +81,9 @@ class ImportGraph:
     def imports_of(self, importer: str) -> dict[str, list[int]]:
         return self._imports.get(importer, {})
 
+    def importers_of(self, imported: str) -> set[str]:
+        return {importer for importer, targets in self._imports.items() if imported in targets}
+
     def lines(self, importer: str, imported: str) -> list[int]:
         return sorted(self._imports.get(importer, {}).get(imported, []))
 

@@ -23,6 +23,8 @@ from mir.importlinter.domain.contracts import (
     Layer,
     LayersContract,
     LayerTail,
+    PrivateModulesContract,
+    ProtectedContract,
     Session,
 )
 from mir.importlinter.domain.expressions import ExpressionError, ImportExpression, ModuleExpression
@@ -68,8 +70,6 @@ class _FieldError(ValueError):
 _REQUIRED = object()
 _ABSENT = object()  # optional, no default: the model's own default applies
 
-# import-linter's built-in contract types that mir does not evaluate (yet).
-UNSUPPORTED_TYPES = frozenset({"protected", "private_modules"})
 _COMMON = frozenset({"id", "name", "type"})
 
 
@@ -205,8 +205,19 @@ _FIELDS: dict[str, tuple[type[Contract], dict[str, _Field]]] = {
             "skip_descendants": (_module_expressions, _ABSENT),
         },
     ),
+    "protected": (
+        ProtectedContract,
+        {
+            "protected_modules": (_module_expressions, _REQUIRED),
+            "allowed_importers": (_module_expressions, _REQUIRED),
+            "as_packages": (_boolean, _ABSENT),
+        },
+    ),
+    "private_modules": (
+        PrivateModulesContract,
+        {"packages_with_private_modules": (_module_expressions, _ABSENT)},
+    ),
 }
-SUPPORTED_TYPES = frozenset(_FIELDS)
 
 
 # --------------------------------------------------------------------------- contracts
@@ -218,12 +229,6 @@ def parse_contract(options: dict[str, Raw]) -> Contract:
     if "type" not in options:
         raise OptionsError("the contract has no 'type'", contract=name)
     kind = _single(options["type"])
-    if kind in UNSUPPORTED_TYPES:
-        raise OptionsError(
-            f"contract type '{kind}' is not supported by mir yet "
-            f"(supported: {', '.join(sorted(SUPPORTED_TYPES))})",
-            contract=name,
-        )
     if kind not in _FIELDS:
         raise OptionsError(f"unknown contract type '{kind}'", contract=name)
     model, own_fields = _FIELDS[kind]
@@ -253,7 +258,26 @@ def parse_contract(options: dict[str, Raw]) -> Contract:
     raise OptionsError(detail, contract=name)
 
 
+def is_private_name(name: str) -> bool:
+    """``_x`` is private; dunder names like ``__main__`` are not."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 def _cross_field_errors(contract: Contract) -> dict[str, str]:
+    if isinstance(contract, PrivateModulesContract):
+        private = sorted(
+            str(e)
+            for e in contract.packages_with_private_modules
+            if any(is_private_name(part) for part in str(e).split("."))
+        )
+        if private:
+            listed = ", ".join(repr(p) for p in private)
+            return {
+                "packages_with_private_modules": (
+                    f"Packages cannot be private or inside a private module: {listed}. "
+                    "List an ancestor that isn't private instead."
+                )
+            }
     if not isinstance(contract, LayersContract):
         return {}
     seen: set[str] = set()

@@ -254,3 +254,37 @@ def test_acyclic_ancestor_errors() -> None:
         check_contract(
             contract("acyclic_siblings", ancestors="app", skip_descendants="app"), graph, SESSION
         )
+
+
+# --------------------------------------------------------------------------- direct imports
+def test_protected_allows_listed_importers_and_the_package_itself() -> None:
+    graph = graph_of(
+        "app.ok.x -> app.vault.api", "app.vault.a -> app.vault.b", "app.x -> app.vault"
+    )
+    protected = contract("protected", protected_modules="app.vault", allowed_importers="app.ok")
+
+    assert pairs(check_contract(protected, graph, SESSION)) == {("app.x", "app.vault")}
+    # only direct imports count: app.y reaching the vault through app.x is fine
+    graph.add_import("app.y", "app.x", 1)
+    assert pairs(check_contract(protected, graph, SESSION)) == {("app.x", "app.vault")}
+
+
+def test_protected_missing_module_is_an_error() -> None:
+    protected = contract("protected", protected_modules="app.ghost", allowed_importers="app.a")
+    with pytest.raises(ContractCheckError, match=re.escape('"app.ghost" not present')):
+        check_contract(protected, graph_of("app.a -> app.b"), SESSION)
+
+
+def test_private_modules_are_private_to_their_parent_package() -> None:
+    graph = graph_of(
+        "app.pkg.a -> app.pkg._priv",  # sibling: fine
+        "app.pkg.sub.b -> app.pkg._priv.deep",  # inside the parent package: fine
+        "app.other -> app.pkg._priv.deep",  # outside: broken
+        "app.other -> app.pkg.__main__",  # dunder names are not private
+    )
+    everywhere = contract("private_modules")
+    assert pairs(check_contract(everywhere, graph, SESSION)) == {
+        ("app.other", "app.pkg._priv.deep")
+    }
+    elsewhere = contract("private_modules", packages_with_private_modules="app.other")
+    assert check_contract(elsewhere, graph, SESSION).kept

@@ -69,7 +69,14 @@ def test_acyclic_depth_accepts_a_toml_integer() -> None:
         ({"type": "layers", "layers": ["a"]}, "a contract has no 'name'"),
         ({"name": "N"}, "the contract has no 'type'"),
         ({"name": "N", "type": "layered"}, "unknown contract type 'layered'"),
-        ({"name": "N", "type": "protected"}, "contract type 'protected' is not supported"),
+        (
+            {"name": "N", "type": "private_modules", "packages_with_private_modules": "a._b.c"},
+            "Packages cannot be private or inside a private module: 'a._b.c'.",
+        ),
+        (
+            {"name": "N", "type": "protected", "protected_modules": "a"},
+            "allowed_importers: This is a required field.",
+        ),
         ({"name": "N", "type": "layers"}, "layers: This is a required field."),
         (
             {"name": "N", "type": "layers", "layers": ["a"], "exhaustiv": "true"},
