@@ -14,9 +14,10 @@ DRY_RUN = typer.Option(False, "--dry-run", help="Print the files it would write;
 TEMPLATES = typer.Option(
     None,
     "--templates",
-    help="Folder of jinja2 templates overriding mir's (missing ones fall back to mir's). "
-    "Default: [tool.mir] templates.",
+    help="Folder of jinja2 templates overriding mir's, file by file (a missing one falls "
+    "back to mir's). Default: the 'templates' setting of tool.mir in pyproject.toml.",
     file_okay=False,
+    metavar="DIR",
 )
 
 
@@ -45,6 +46,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--action",
             "-a",
+            metavar="NAME",
             help="An action the agent may choose (repeat it). Default: resolve. "
             "'escalate' (hand to a human, the fallback) is always added.",
         ),
