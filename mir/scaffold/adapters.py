@@ -55,6 +55,11 @@ class JinjaTemplates:
 
 
 class DiskWorkspace:
+    """The real filesystem. Folders it creates are removed again if a write is undone."""
+
+    def __init__(self) -> None:
+        self._made: list[Path] = []
+
     def read_text(self, path: Path) -> str | None:
         try:
             # newline="": keep the user's line endings, so an edit changes only what it adds.
@@ -62,13 +67,19 @@ class DiskWorkspace:
                 return handle.read()
         except FileNotFoundError:
             return None
+        except NotADirectoryError as exc:
+            raise UsageError(
+                "a file stands where a folder of this path should be", where=str(path)
+            ) from exc
         except IsADirectoryError as exc:
             raise UsageError("is a folder where a file is expected", where=str(path)) from exc
         except UnicodeDecodeError as exc:
             raise ConfigError("file is not valid UTF-8", where=str(path)) from exc
 
     def create(self, path: Path, text: str) -> None:
+        missing = [p for p in reversed(path.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._made.extend(missing)
         # "x": never overwrite, even if the file appeared after the plan was checked.
         with path.open("x", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -79,6 +90,11 @@ class DiskWorkspace:
 
     def remove(self, path: Path) -> None:
         path.unlink(missing_ok=True)
+        for folder in path.parents:
+            if folder not in self._made or any(folder.iterdir()):
+                break
+            folder.rmdir()
+            self._made.remove(folder)
 
 
 class TomlkitEditor:

@@ -117,6 +117,21 @@ def test_disk_workspace_never_overwrites(tmp_path):
     assert disk.read_text(tmp_path / "missing") is None
     disk.remove(target)
     assert not target.exists()
+    assert list(tmp_path.iterdir()) == []  # the folder it made is gone too
+
+
+def test_disk_workspace_keeps_folders_it_did_not_make(tmp_path):
+    disk = DiskWorkspace()
+    (tmp_path / "mine").mkdir()
+    disk.create(tmp_path / "mine" / "a.py", "")
+    disk.remove(tmp_path / "mine" / "a.py")
+    assert (tmp_path / "mine").is_dir()
+
+
+def test_a_file_in_place_of_a_folder_is_a_usage_error(tmp_path):
+    (tmp_path / "orders").write_text("")
+    with pytest.raises(UsageError, match="a file stands where a folder"):
+        DiskWorkspace().read_text(tmp_path / "orders" / "domain.py")
 
 
 def test_a_crlf_pyproject_keeps_its_line_endings(tmp_path):
