@@ -1,0 +1,123 @@
+"""``--format json|sarif|github|junit`` and exit codes, through the real ``mir``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
+FIELDS = {
+    "code",
+    "path",
+    "line",
+    "column",
+    "message",
+    "rule",
+    "capability",
+    "importer",
+    "imported",
+    "contract",
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "rules" / "MIR104", root)
+    return root
+
+
+def test_json_findings_have_every_field_and_posix_relative_paths(run_mir, tree: Path) -> None:
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "json")
+    assert result.returncode == 1
+    payload = json.loads(result.stdout)
+    assert payload["findings"]
+    for finding in payload["findings"]:
+        assert set(finding) == FIELDS
+        assert not finding["path"].startswith("/") and "\\" not in finding["path"]
+        assert (tree / finding["path"]).is_file()
+    assert payload["summary"]["findings"] == len(payload["findings"])
+    assert payload["summary"]["by_code"] == {"MIR104": len(payload["findings"])}
+
+
+def test_sarif_is_valid_and_points_at_real_rules(run_mir, tree: Path) -> None:
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "sarif")
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    schema = json.loads((FIXTURES / "schemas" / "sarif-2.1.0-required.schema.json").read_text())
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["results"]
+    for item in run["results"]:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        uri = item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert (tree / uri).is_file()
+
+
+def test_sarif_schema_check_can_fail() -> None:
+    schema = json.loads((FIXTURES / "schemas" / "sarif-2.1.0-required.schema.json").read_text())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"version": "2.1.0", "runs": [{"results": []}]}, schema)
+
+
+def test_github_prints_one_annotation_per_finding(run_mir, tree: Path) -> None:
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "github")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 6
+    pattern = re.compile(r"^::error file=[^,]+,line=\d+,col=\d+,title=MIR104 forbidden-import::.+$")
+    assert all(pattern.match(line) for line in lines), lines
+
+
+def test_junit_is_well_formed_with_one_failure_per_finding(run_mir, tree: Path) -> None:
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "junit")
+    assert result.returncode == 1
+    root = ElementTree.fromstring(result.stdout.encode())
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    failures = [case for case in cases if case.find("failure") is not None]
+    assert int(suite.get("tests")) == len(cases)
+    assert int(suite.get("failures")) == len(failures) == 6
+    assert all(case.find("failure").get("message") for case in failures)
+
+
+def test_clean_project_exits_zero(run_mir, tmp_path: Path) -> None:
+    root = tmp_path / "clean"
+    shutil.copytree(FIXTURES / "rules" / "MIR104", root)
+    (root / "capabilities" / "refunds" / "domain.py").write_text("import json\n")
+    (root / "capabilities" / "refunds" / "application.py").write_text("import json\n")
+    (root / "capabilities" / "refunds" / "__init__.py").write_text('__all__ = ["Refund"]\n')
+    (root / "capabilities" / "refunds" / "domain.py").write_text("class Refund: ...\n")
+    init = "from capabilities.refunds.domain import Refund\n\n__all__ = ['Refund']\n"
+    (root / "capabilities" / "refunds" / "__init__.py").write_text(init)
+    result = run_mir("lint", "boundaries", str(root), "--no-cache")
+    assert result.returncode == 0, result.stdout
+    assert "All checks passed" in result.stdout
+    as_json = run_mir("lint", "boundaries", str(root), "--no-cache", "--format", "junit")
+    assert as_json.returncode == 0
+    assert 'failures="0"' in as_json.stdout
+
+
+def test_bad_settings_are_a_config_error(run_mir, tree: Path) -> None:
+    pyproject = tree / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.mir.lint.extra]\nx = 1\n")
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error:") and "tool.mir.lint" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_format_and_missing_capabilities_are_usage_errors(run_mir, tmp_path) -> None:
+    result = run_mir("lint", "boundaries", str(tmp_path), "--format", "xml")
+    assert result.returncode == 2 and "--format" in result.stderr
+    result = run_mir("lint", "boundaries", str(tmp_path), "--no-cache")
+    assert result.returncode == 2 and "capabilities folder" in result.stderr

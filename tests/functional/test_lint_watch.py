@@ -1,0 +1,63 @@
+"""``--watch``: lints at start, re-lints on save (re-parsing only what changed), and
+Ctrl-C exits 0."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from tests.conftest import MIR_EXE
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "rules"
+
+
+def _wait_for(lines: queue.Queue[str], needle: str, timeout: float = 30) -> list[str]:
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"{needle!r} never appeared; got {seen}")
+
+
+def test_watch_relints_on_save_and_ctrl_c_exits_zero(tmp_path: Path) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(
+        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch", "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
+    )
+    reader.start()
+    try:
+        first = _wait_for(lines, "watching")
+        assert any("Found 1 finding" in line for line in first)
+        assert any("re-parsed 8, cached 0" in line for line in first)
+
+        domain = tree / "capabilities" / "audit" / "domain.py"
+        domain.write_text("from capabilities.billing import Invoice\n\n\nclass Entry: ...\n")
+        second = _wait_for(lines, "watching")
+        assert any("MIR103" in line and "audit" in line for line in second)
+        assert any("re-parsed 1, cached 7" in line for line in second)
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0
