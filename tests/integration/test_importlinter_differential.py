@@ -239,3 +239,72 @@ def test_same_graph_as_grimp(folder: Path, roots: list[str], externals: bool) ->
         for line in sorted(set(graph.lines(importer, imported)))
     )
     assert ours == expected["imports"]
+
+
+# --------------------------------------------------------------------------- ecosystem
+# Like ruff's ecosystem check: real, installed packages with generated contracts. Here the
+# broken *pairs* must match too, not only the verdicts.
+ECOSYSTEM = ["pydantic", "rich", "typer", "jinja2", "yaml"]
+BROKEN_PAIR = re.compile(r"^(\S+) is not allowed to import (\S+):$", re.MULTILINE)
+
+
+def ecosystem_config(package: str, folder: Path) -> str:
+    children = sorted(
+        p.stem
+        for p in folder.iterdir()
+        if (p.is_dir() and (p / "__init__.py").is_file())
+        or (p.suffix == ".py" and p.stem.isidentifier() and p.stem != "__init__")
+    )
+    optional_layers = "".join(f"    ({child})\n" for child in children)
+    return f"""\
+[importlinter]
+root_package = {package}
+include_external_packages = True
+
+[importlinter:contract:layers]
+name = Children in alphabetical layers
+type = layers
+containers = {package}
+layers =
+{optional_layers}
+[importlinter:contract:independence]
+name = Children independent
+type = independence
+modules = {package}.*
+
+[importlinter:contract:acyclic]
+name = Acyclic
+type = acyclic_siblings
+ancestors = {package}
+
+[importlinter:contract:forbidden]
+name = No typing_extensions
+type = forbidden
+source_modules = {package}.*
+forbidden_modules = typing_extensions
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", ECOSYSTEM)
+def test_same_verdicts_and_broken_pairs_on_installed_packages(package: str, tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)  # finds, does not import
+    assert spec is not None and spec.submodule_search_locations
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    config = tmp_path / ".importlinter"
+    config.write_text(ecosystem_config(package, folder))
+
+    reference = lint_imports(tmp_path, config, folder.parent)
+    assert reference.verdicts is not None, reference.output
+    results = evaluate(folder.parent, config)
+
+    assert {r.name: r.kept for r in results} == reference.verdicts
+    ours = {
+        (f.importer, f.imported)
+        for r in results
+        if r.type != "acyclic_siblings"
+        for f in r.findings
+    }
+    assert ours == set(BROKEN_PAIR.findall(reference.output))
