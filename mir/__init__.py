@@ -19,6 +19,11 @@ _LAZY: dict[str, str] = {
     "ConfigError": "mir.errors",
     "find_project": "mir.project",
     "load_contract": "mir.contracts",
+    "load_agent": "mir.runtime",
+    "Agent": "mir.runtime",
+    "DecisionRecord": "mir.runtime",
+    "approve": "mir.runtime",
+    "reject": "mir.runtime",
 }
 
 
