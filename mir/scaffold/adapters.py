@@ -114,24 +114,36 @@ class TomlkitEditor:
         return table
 
     def add_tool_mir(self, text: str, settings: Mapping[str, Any], where: str) -> str:
+        """``text`` with a ``[tool.mir]`` table appended at the end.
+
+        Appending (rather than inserting next to other ``[tool.*]`` tables) keeps every
+        byte of the user's file where it was; tomlkit renders the table so values are
+        quoted correctly, and the result is parsed again before it is accepted.
+        """
         import tomlkit
 
-        document = tomlkit.parse(text)
         table = tomlkit.table()
         table.add(tomlkit.comment("mir: capability-first layout, boundaries, agents"))
         for key, value in settings.items():
             table.add(key, value)
-        tool = document.get("tool")
-        if tool is None:
-            document.add("tool", tomlkit.table(is_super_table=True))
-            tool = document["tool"]
-        if not hasattr(tool, "add"):
-            raise ConfigError("tool is not a table", where=where)
-        tool.add("mir", table)
-        result = tomlkit.dumps(document)
-        # tomlkit separates a new super-table with blank lines of its own; keep one.
-        while "\n\n\n[tool.mir]" in result:
-            result = result.replace("\n\n\n[tool.mir]", "\n\n[tool.mir]")
+        document = tomlkit.document()
+        document.add("tool", tomlkit.table(is_super_table=True))
+        document["tool"].add("mir", table)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        block = tomlkit.dumps(document).replace("\n", newline)
+        ending = "" if not text or text.endswith("\n") else newline
+        spacer = newline if text.strip() else ""
+        result = f"{text}{ending}{spacer}{block}"
+        try:
+            added = tomllib.loads(result).get("tool", {}).get("mir")
+        except tomllib.TOMLDecodeError:
+            added = None
+        if added != dict(settings):
+            raise ConfigError(
+                "cannot append a [tool.mir] table (is 'tool' an inline table?)",
+                where=where,
+                hint="add [tool.mir] by hand, then re-run `mir init`",
+            )
         return result
 
 

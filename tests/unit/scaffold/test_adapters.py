@@ -47,6 +47,21 @@ def test_tool_mir_is_added_to_a_pyproject_without_a_tool_table():
     assert tomllib.loads(result)["tool"]["mir"] == {"capabilities": "c"}
 
 
+def test_tool_mir_goes_to_the_end_even_after_dotted_tool_keys():
+    text = 'tool.ruff.line-length = 88\n[project]\nname = "x"'
+    result = TomlkitEditor().add_tool_mir(text, {"capabilities": "c"}, "p")
+    assert (
+        result == f"{text}\n\n[tool.mir]\n# mir: capability-first layout, boundaries, agents\n"
+        'capabilities = "c"\n'
+    )
+
+
+def test_an_inline_tool_table_cannot_be_extended(tmp_path):
+    with pytest.raises(ConfigError, match="inline table") as info:
+        TomlkitEditor().add_tool_mir("tool = {ruff = {x = 1}}\n", {"capabilities": "c"}, "p")
+    assert info.value.where == "p"
+
+
 def test_tool_mir_reads_none_when_absent():
     assert TomlkitEditor().tool_mir(FOREIGN_PYPROJECT, "p") is None
 
