@@ -109,6 +109,9 @@ def _finding(contract: Contract, violation: Violation, scanned: SourceGraph, roo
     first = violation.chain[0] if violation.chain else None
     module = first.importer if first else violation.importer
     path = scanned.files.get(module)
+    while path is None and "." in module:  # a namespace folder has no file: use its parent's
+        module = module.rpartition(".")[0]
+        path = scanned.files.get(module)
     return Finding(
         code=CODES[contract.type],
         path=_relative(path, root) if path else "",

@@ -114,3 +114,20 @@ def test_bad_session_is_a_config_error_before_any_graph_is_built(tmp_path: Path)
 
 def test_check_contracts_is_none_without_any_config(tmp_path: Path) -> None:
     assert check_contracts(tmp_path, None) is None
+
+
+def test_a_finding_about_a_namespace_folder_points_at_its_nearest_file(tmp_path: Path) -> None:
+    class NamespaceBuilder(FakeBuilder):
+        def build(self, session: Session, search_dirs: list[Path]) -> SourceGraph:
+            graph = ImportGraph()
+            for module in ("app", "app.box", "app.box.ns", "app.box.domain"):
+                graph.add_module(module)
+            return SourceGraph(graph, {"app.box": tmp_path / "app/box/__init__.py"})
+
+    exhaustive = {"name": "E", "type": "layers", "layers": ["domain"], "containers": "app.box",
+                  "exhaustive": "true"}  # fmt: skip
+
+    [result] = evaluate_config(tmp_path, raw(tmp_path, exhaustive), NamespaceBuilder(tmp_path))
+
+    [finding] = result.findings
+    assert (finding.importer, finding.path) == ("app.box.ns", "app/box/__init__.py")
