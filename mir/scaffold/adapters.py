@@ -180,9 +180,8 @@ class GeneratedFileCheck:
         try:
             model.model_validate(yaml.safe_load(text))
         except (yaml.YAMLError, ValidationError) as exc:
-            first = str(exc).splitlines()[0:3]
             raise ConfigError(
-                f"not a valid {model.__name__}: {' '.join(first)}", where=where, hint=hint
+                f"not a valid {model.__name__}: {_first_problem(exc)}", where=where, hint=hint
             ) from exc
 
     def _check_intent_doc(self, text: str, where: str, hint: str) -> None:
@@ -197,7 +196,17 @@ class GeneratedFileCheck:
         try:
             IntentDoc.model_validate(yaml.safe_load(parts[1]))
         except (yaml.YAMLError, ValidationError) as exc:
-            first = str(exc).splitlines()[0:3]
             raise ConfigError(
-                f"not a valid IntentDoc: {' '.join(first)}", where=where, hint=hint
+                f"not a valid IntentDoc: {_first_problem(exc)}", where=where, hint=hint
             ) from exc
+
+
+def _first_problem(exc: Exception) -> str:
+    """One line, like every other mir error: the first invalid field, or the YAML problem."""
+    from pydantic import ValidationError
+
+    from mir.project import describe_validation_error
+
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc)
+    return str(exc).splitlines()[0]

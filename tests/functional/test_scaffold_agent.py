@@ -154,3 +154,18 @@ def test_agent_templates_can_be_overridden(run_mir, shop, tmp_path):
     assert result.returncode == 0, result.stderr
     assert (desk(shop) / "agents" / "triage.j2").read_text() == "House prompt for triage.\n"
     load_contract(desk(shop) / "agents" / "triage.yaml")
+
+
+def test_an_override_rendering_an_invalid_contract_writes_nothing(run_mir, shop, tmp_path):
+    (tmp_path / "t" / "agent").mkdir(parents=True)
+    (tmp_path / "t" / "agent" / "contract.yaml.j2").write_text("agent: {{ agent }}\n")
+    before = read_tree(shop)
+    result = run_mir(
+        "new", "agent", "support_desk", "triage", "--templates", str(tmp_path / "t"), cwd=shop
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "error: rendered capabilities/support_desk/agents/triage.yaml: "
+        "not a valid AgentContract: mission: Field required"
+    )
+    assert read_tree(shop) == before
