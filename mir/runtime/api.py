@@ -25,7 +25,7 @@ from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
-from mir.traces import TraceStore
+from mir.traces import TraceSettings, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 
@@ -36,6 +36,11 @@ def _now() -> datetime:
 
 def _project(project: str | Path | None, near: Path | None = None) -> Project:
     return find_project(Path(project) if project is not None else near)
+
+
+def _ledger(project: Project) -> FileExecutionLedger:
+    fsync = project.section("traces", TraceSettings).fsync
+    return FileExecutionLedger(project.state_dir / "executions", fsync=fsync)
 
 
 class Agent:
@@ -149,7 +154,7 @@ def load_agent(
     owns = traces is None
     deps = RuntimeDeps(
         traces=traces if traces is not None else TraceStore.for_project(proj),
-        ledger=FileExecutionLedger(proj.state_dir / "executions"),
+        ledger=_ledger(proj),
         states=AgentStateFile(proj.state_dir / "agents.json"),
         providers=_Providers(proj, provider, Path(responses) if responses else None),
         clock=_now,
@@ -181,7 +186,7 @@ def _resume(
         parts = load_parts(resolve_contract(stored.contract_path, proj), proj.root)
         deps = RuntimeDeps(
             traces=store,
-            ledger=FileExecutionLedger(proj.state_dir / "executions"),
+            ledger=_ledger(proj),
             states=AgentStateFile(proj.state_dir / "agents.json"),
             providers=_Providers(proj, None, None),
             clock=_now,

@@ -138,3 +138,11 @@ def test_a_corrupt_state_file_is_a_config_error(tmp_path: Path):
     (tmp_path / "agents.json").write_text("{nope")
     with pytest.raises(ConfigError, match="corrupt"):
         AgentStateFile(tmp_path / "agents.json").is_suspended("x")
+
+
+def test_a_torn_outcome_line_is_in_doubt(tmp_path: Path):
+    ledger = FileExecutionLedger(tmp_path, fsync=True)
+    assert ledger.claim("k1", {"flow_id": "f"})
+    with open(tmp_path / "k1", "a") as handle:
+        handle.write('{"ok": tr')  # the process died mid-write
+    assert ledger.outcome("k1") is None

@@ -1,0 +1,235 @@
+"""Runtime speed: what mir's decision pipeline costs on top of the model call.
+
+One run, printed as a table:
+
+(a) local route: ``Agent.decide`` on the embedded SmolLM2 (llama.cpp in-process) against a
+    bare ``llama_cpp.Llama.create_chat_completion`` with the same messages, response
+    format (JSON schema grammar), max tokens, temperature and seed; medians of
+    alternating runs after one warm-up each. Target: at most 1.05x.
+(b) pipeline overhead with the scripted provider (no model): p50/p99 per decision,
+    including snapshot, prompt rendering, integrity check, re-check, ledger claim,
+    executor and trace persistence; and p50 as a share of the bare model call of (a).
+(c) trace writes: ``TraceStore.append`` vs raw DuckDB bulk insert (bench/traces.py).
+(d) 8 processes x 250 decisions against one project (the concurrency test): throughput.
+
+    python bench/runtime.py [--rounds 5] [--decisions 2000] [--skip-model]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mir.project import load_project_at
+from mir.runtime import Agent, load_agent
+from mir.runtime.prompting import RenderedPrompt
+from mir.traces import TraceStore
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "runtime" / "project"
+INPUT = {"order_id": "A1", "amount": 40, "message": "the parcel arrived broken"}
+GOOD = {"action": "refund", "confidence": 0.95, "amount": 40, "reason": "damaged"}
+
+
+def project(folder: Path) -> Path:
+    root = folder / "app"
+    shutil.copytree(FIXTURE, root)
+    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+    return root
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def first_prompt(agent: Agent) -> RenderedPrompt:
+    """The prompt of a decision's first attempt, rendered exactly as the flow does."""
+    from mir.runtime.prompting import PromptVariables
+    from mir.runtime.snapshot import ContextSnapshot, thaw
+
+    snap = ContextSnapshot.take(
+        INPUT,
+        {"order_total": 80},
+        input_scope=agent.contract.scope.input,
+        context_scope=agent.contract.scope.context,
+    )
+    return agent.parts.prompt.render(
+        PromptVariables(
+            mission=agent.contract.mission,
+            input=thaw(snap.visible_input),
+            context=thaw(snap.visible_context),
+            actions=dict(agent.contract.actions),
+            schema=agent.parts.decision_schema,
+            errors=[],
+        )
+    )
+
+
+def local_route(root: Path, rounds: int) -> dict[str, float]:
+    import llama_cpp
+
+    from mir.inference import embedded_model_path
+
+    store = TraceStore(root / "bench-traces")
+    agent = load_agent("refunds.triage", project=root, provider="llama", traces=store)
+    provider = agent.deps.providers(agent.contract.routes[0])
+    route = agent.contract.routes[0]
+    bare = llama_cpp.Llama(
+        model_path=str(embedded_model_path()),
+        n_ctx=provider.n_ctx,
+        n_threads=provider.n_threads,
+        seed=0,
+        verbose=False,
+    )
+    mir_times, bare_times, calls = [], [], []
+    for index in range(rounds + 1):
+        started = time.perf_counter()
+        record = agent.decide(INPUT)
+        mir_s = time.perf_counter() - started
+        infer = [e for e in store.flow(record.flow_id) if e.step == "infer"]
+        rendered = first_prompt(agent)
+        assert rendered.hash == infer[0].prompt_hash, "the bare call must see the same prompt"
+        started = time.perf_counter()
+        bare.create_chat_completion(
+            messages=[{"role": m.role, "content": m.content} for m in rendered.messages],
+            response_format={"type": "json_object", "schema": agent.parts.decision_schema},
+            max_tokens=route.max_tokens,
+            temperature=route.temperature,
+            seed=0,
+        )
+        bare_s = time.perf_counter() - started
+        if index:  # the first round warms caches (grammar, KV) on both sides
+            mir_times.append(mir_s)
+            bare_times.append(bare_s)
+            calls.append(len(infer))
+    agent.close()
+    mir_med, bare_med = statistics.median(mir_times), statistics.median(bare_times)
+    return {
+        "mir_ms": mir_med * 1000,
+        "bare_ms": bare_med * 1000,
+        "ratio": mir_med / bare_med,
+        "calls": statistics.mean(calls),
+    }
+
+
+def scripted(root: Path, decisions: int) -> dict[str, float]:
+    responses = root / "bench.jsonl"
+    responses.write_text((json.dumps(json.dumps(GOOD)) + "\n") * decisions)
+    times = []
+    with load_agent(
+        "refunds.triage", project=root, provider="scripted", responses=responses
+    ) as agent:
+        for _ in range(decisions):
+            started = time.perf_counter()
+            record = agent.decide(INPUT)
+            times.append(time.perf_counter() - started)
+            assert record.status == "executed", record
+    return {
+        "p50_ms": percentile(times, 0.5) * 1000,
+        "p99_ms": percentile(times, 0.99) * 1000,
+        "per_s": decisions / sum(times),
+    }
+
+
+def trace_writes(folder: Path, flows: int) -> dict[str, float]:
+    spec = importlib.util.spec_from_file_location("bench_traces", REPO / "bench" / "traces.py")
+    assert spec and spec.loader
+    traces = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(traces)
+    batch = [traces.make_flow(i) for i in range(flows)]
+    events = flows * traces.EVENTS_PER_FLOW
+    appended, _ = traces.time_append(batch, folder / "store")
+    bulk = traces.time_raw_bulk(traces.raw_rows(batch), folder / "raw")
+    return {"append_eps": events / appended, "bulk_eps": events / bulk}
+
+
+WRITER = """
+import sys
+from mir.project import load_project_at
+from mir.runtime import Agent, load_agent
+from mir.runtime.prompting import RenderedPrompt
+root, responses, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with load_agent("refunds.triage", project=root, provider="scripted", responses=responses) as a:
+    for i in range(count):
+        assert a.decide({"order_id": "A1", "amount": 30, "n": i}).status == "executed"
+"""
+
+
+def processes(root: Path, count: int, each: int) -> dict[str, float]:
+    responses = root / "multi.jsonl"
+    responses.write_text((json.dumps(json.dumps(GOOD)) + "\n") * each)
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(responses), str(each)])
+        for _ in range(count)
+    ]
+    codes = [p.wait() for p in procs]
+    wall = time.perf_counter() - started
+    assert codes == [0] * count, codes
+    with TraceStore.for_project(load_project_at(root)) as s:
+        flows = len(s.list_flows(limit=10 * count * each))
+    return {"wall_s": wall, "per_s": count * each / wall, "flows": flows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--decisions", type=int, default=2000)
+    parser.add_argument("--skip-model", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bare_ms = None
+        if not args.skip_model:
+            a = local_route(project(folder / "a"), args.rounds)
+            bare_ms = a["bare_ms"]
+            verdict = "ok" if a["ratio"] <= 1.05 else "ABOVE TARGET"
+            rows += [
+                ("(a) bare llama_cpp create_chat_completion, median", f"{a['bare_ms']:.0f} ms", ""),
+                (
+                    "(a) mir Agent.decide on the same model, median",
+                    f"{a['mir_ms']:.0f} ms",
+                    f"{a['calls']:.1f} model call(s)/decision",
+                ),
+                ("(a) decide / bare call", f"{a['ratio']:.3f}x", f"target <= 1.05x: {verdict}"),
+            ]
+        b = scripted(project(folder / "b"), args.decisions)
+        share = f"{b['p50_ms'] / bare_ms * 100:.2f}% of the bare call" if bare_ms else "-"
+        rows += [
+            (f"(b) pipeline, scripted provider, p50 ({args.decisions} decisions)",
+             f"{b['p50_ms']:.2f} ms", share),
+            ("(b) pipeline, scripted provider, p99", f"{b['p99_ms']:.2f} ms",
+             f"{b['per_s']:.0f} decisions/s in one process"),
+        ]  # fmt: skip
+        c = trace_writes(folder / "c", 5000)
+        rows += [
+            ("(c) TraceStore.append, events/s", f"{c['append_eps']:,.0f}", ""),
+            ("(c) raw DuckDB bulk insert (read_json), events/s", f"{c['bulk_eps']:,.0f}",
+             f"append / bulk = {c['append_eps'] / c['bulk_eps']:.2f}x"),
+        ]  # fmt: skip
+        d = processes(project(folder / "d"), 8, 250)
+        rows.append(
+            ("(d) 8 processes x 250 decisions, wall", f"{d['wall_s']:.1f} s",
+             f"{d['per_s']:.0f} decisions/s, {d['flows']} flows traced"),
+        )  # fmt: skip
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'value':>12}  note")
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value:>12}  {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
