@@ -47,6 +47,11 @@ def normalize_name(raw: str, *, kind: str) -> str:
             f"{kind} name {raw!r} is not a valid Python identifier",
             hint="use letters, digits and underscores (or dashes), not starting with a digit",
         )
+    if name.startswith("_"):
+        raise UsageError(
+            f"{kind} name {raw!r} starts with an underscore",
+            hint="it becomes a public package/module name; start with a letter",
+        )
     if keyword.iskeyword(name):
         raise UsageError(
             f"{kind} name {name!r} is a Python keyword", hint="it could never be imported"

@@ -30,6 +30,8 @@ def test_valid_names_are_normalised(raw, expected):
         ("1abc", "not a valid Python identifier"),
         ("a b", "not a valid Python identifier"),
         ("a.b", "not a valid Python identifier"),
+        ("__init__", "starts with an underscore"),
+        ("-x", "starts with an underscore"),
         ("json", "shadows the standard-library module 'json'"),
         ("email", "shadows the standard-library module 'email'"),
         ("domain", "mir layer name"),
