@@ -19,7 +19,10 @@ def read_tool_table(pyproject: Path) -> dict[str, Any] | None:
         raise ConfigError(f"invalid TOML: {exc}", where=str(pyproject)) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError("file is not valid UTF-8", where=str(pyproject)) from exc
-    table = data.get("tool", {}).get("mir")
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError("[tool] must be a table", where=str(pyproject))
+    table = tool.get("mir")
     if table is not None and not isinstance(table, dict):
         raise ConfigError("[tool.mir] must be a table", where=str(pyproject))
     return table

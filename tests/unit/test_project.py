@@ -68,6 +68,13 @@ def test_tool_mir_that_is_not_a_table(tmp_path):
     assert info.value.where == str(path)
 
 
+def test_tool_that_is_not_a_table(tmp_path):
+    path = pyproject(tmp_path, "tool = 1\n")
+    with pytest.raises(ConfigError, match=r"\[tool\] must be a table") as info:
+        find_project(tmp_path)
+    assert info.value.where == str(path)
+
+
 def test_malformed_toml_names_the_file(tmp_path):
     path = pyproject(tmp_path, "[tool.mir\n")
     with pytest.raises(ConfigError, match="invalid TOML") as info:
