@@ -18,7 +18,7 @@ from mir.importlinter.domain.contracts import (
 from mir.importlinter.domain.direct import check_private_modules, check_protected
 from mir.importlinter.domain.expressions import ModuleExpression
 from mir.importlinter.domain.graph import ImportGraph, is_in_package
-from mir.importlinter.domain.layering import check_layers
+from mir.importlinter.domain.layering import check_layers, illegal_chains
 from mir.importlinter.domain.verdicts import (
     ContractCheckError,
     ContractVerdict,
@@ -98,6 +98,7 @@ def check_forbidden(
 
     violations = []
     for source in sorted(sources):
+        tree = None if contract.allow_indirect_imports else graph.reach(package(source))
         for target in sorted(m for m in forbidden if m in graph.modules):
             overlap = source == target or (
                 contract.as_packages
@@ -107,8 +108,8 @@ def check_forbidden(
                 continue
             chain = (
                 _direct_chain(graph, package(source), package(target))
-                if (contract.allow_indirect_imports)
-                else graph.find_shortest_chain(package(source), package(target))
+                if tree is None
+                else graph.chain_to(tree, package(target))
             )
             if chain is not None:
                 violations.append(chain_violation(graph, source, target, chain))
@@ -135,13 +136,8 @@ def check_independence(contract: IndependenceContract, graph: ImportGraph) -> Co
     modules = _modules(graph, contract.modules)
     _require_present(graph, modules)
     everything = {m for module in modules for m in graph.with_descendants(module)}
-    violations = []
-    for importer in sorted(modules):
-        for imported in sorted(modules - {importer}):
-            sources, targets = graph.with_descendants(importer), graph.with_descendants(imported)
-            chain = graph.find_shortest_chain(sources, targets, everything - sources - targets)
-            if chain is not None:
-                violations.append(chain_violation(graph, importer, imported, chain))
+    pairs = {(a, b) for a in modules for b in modules if a != b}
+    violations = illegal_chains(graph, pairs, everything)
     return ContractVerdict(contract, not violations, tuple(violations), warnings, ignored)
 
 
@@ -214,10 +210,11 @@ def _sibling_cycle(graph: ImportGraph, children: set[str]) -> list[str] | None:
     """A cycle in the graph whose nodes are the children (each with its descendants)."""
     owner = {m: child for child in children for m in graph.with_descendants(child)}
     edges: dict[str, set[str]] = {child: set() for child in children}
-    for importer, imported in graph.direct_imports():
-        a, b = owner.get(importer), owner.get(imported)
-        if a and b and a != b:
-            edges[a].add(b)
+    for importer, a in owner.items():
+        for imported in graph.imports_of(importer):
+            b = owner.get(imported)
+            if b and b != a:
+                edges[a].add(b)
     # Depth-first search for a back edge; the stack between its ends is a cycle.
     state: dict[str, int] = {}
     stack: list[str] = []

@@ -33,13 +33,14 @@ class ImportGraph:
         # importer -> imported -> line numbers of the statements
         self._imports: dict[str, dict[str, list[int]]] = {}
         self._children: dict[str, set[str]] | None = None
+        self._descendants: dict[str, set[str]] | None = None
 
     # ------------------------------------------------------------------ building
     def add_module(self, module: str, *, squashed: bool = False) -> None:
         self.modules.add(module)
         if squashed:
             self.squashed.add(module)
-        self._children = None
+        self._children = self._descendants = None
 
     def add_import(self, importer: str, imported: str, line: int) -> None:
         self.add_module(importer)
@@ -71,8 +72,15 @@ class ImportGraph:
     def find_descendants(self, module: str) -> set[str]:
         if module in self.squashed:
             return set()
-        prefix = module + "."
-        return {name for name in self.modules if name.startswith(prefix)}
+        if self._descendants is None:
+            # every dotted prefix -> the modules below it (prefixes need not be modules)
+            index: dict[str, set[str]] = {}
+            for name in self.modules:
+                parts = name.split(".")
+                for end in range(1, len(parts)):
+                    index.setdefault(".".join(parts[:end]), set()).add(name)
+            self._descendants = index
+        return set(self._descendants.get(module, ()))
 
     def with_descendants(self, module: str) -> set[str]:
         return {module} | self.find_descendants(module)
@@ -111,27 +119,33 @@ class ImportGraph:
     def find_shortest_chain(
         self, sources: Set[str], targets: Set[str], excluded: Set[str] = frozenset()
     ) -> Chain | None:
-        """Shortest import chain from any of ``sources`` to any of ``targets``.
+        """Shortest import chain from any of ``sources`` to any of ``targets``, whose
+        intermediate modules are never in ``excluded``."""
+        return self.chain_to(self.reach(sources, excluded | targets), targets)
 
-        Intermediate modules never come from ``excluded``. Breadth-first over sorted
-        neighbours, so the chain reported for the same graph is always the same one.
-        """
-        previous: dict[str, str | None] = {}
-        queue: deque[str] = deque()
-        for source in sorted(sources):
-            previous[source] = None
-            queue.append(source)
+    def reach(self, sources: Set[str], excluded: Set[str] = frozenset()) -> dict[str, str | None]:
+        """Breadth-first tree from ``sources``: each reached module -> the module it was
+        reached from, in the order reached. Excluded modules are reached but never gone
+        through. Neighbours are visited sorted, so the same graph always gives the same
+        chains. One tree answers "shortest chain to X" for every X at once, which is how
+        a contract with many pairs sharing an importer stays one search per importer."""
+        previous: dict[str, str | None] = dict.fromkeys(sorted(sources))
+        queue: deque[str] = deque(previous)
         while queue:
             module = queue.popleft()
             for imported in sorted(self._imports.get(module, ())):
                 if imported in previous:
                     continue
                 previous[imported] = module
-                if imported in targets:
-                    return self._unwind(previous, imported)
-                if imported in excluded:
-                    continue
-                queue.append(imported)
+                if imported not in excluded:
+                    queue.append(imported)
+        return previous
+
+    def chain_to(self, tree: dict[str, str | None], targets: Set[str]) -> Chain | None:
+        """The chain in ``tree`` (from ``reach``) to the first-reached of ``targets``."""
+        for module, step in tree.items():
+            if step is not None and module in targets:
+                return self._unwind(tree, module)
         return None
 
     @staticmethod

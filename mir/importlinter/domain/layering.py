@@ -106,13 +106,24 @@ def _illegal_dependencies(
     layer_modules = {
         m for modules, _ in levels for name in modules for m in graph.with_descendants(name)
     }
+    return illegal_chains(graph, pairs, layer_modules)
+
+
+def illegal_chains(
+    graph: ImportGraph, pairs: set[tuple[str, str]], layer_modules: set[str]
+) -> list[Violation]:
+    """One violation per (importer, imported) pair of packages linked by a chain that
+    passes through no *other* layer module. One search per importer serves all its pairs:
+    other layers are reached but never gone through, and the first module of the
+    imported package reached ends a chain, so it never passes through that package."""
     violations = []
-    for importer, imported in sorted(pairs):
+    for importer in sorted({importer for importer, _ in pairs}):
         sources = graph.with_descendants(importer)
-        targets = graph.with_descendants(imported)
-        chain = graph.find_shortest_chain(sources, targets, layer_modules - sources - targets)
-        if chain is not None:
-            violations.append(chain_violation(graph, importer, imported, chain))
+        tree = graph.reach(sources, layer_modules - sources)
+        for imported in sorted(i for source, i in pairs if source == importer):
+            chain = graph.chain_to(tree, graph.with_descendants(imported))
+            if chain is not None:
+                violations.append(chain_violation(graph, importer, imported, chain))
     return violations
 
 
