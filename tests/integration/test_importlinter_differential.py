@@ -190,8 +190,8 @@ def test_same_verdicts_on_mirs_own_code(tmp_path: Path) -> None:
 GRIMP_GRAPH = """\
 import json, sys
 import grimp
-graph = grimp.build_graph(*sys.argv[2:], include_external_packages=sys.argv[1] == "1",
-                          cache_dir=None)
+graph = grimp.build_graph(*sys.argv[3:], include_external_packages=sys.argv[1] == "1",
+                          exclude_type_checking_imports=sys.argv[2] == "1", cache_dir=None)
 print(json.dumps({
     "modules": sorted(graph.modules),
     "imports": sorted(
@@ -202,24 +202,26 @@ print(json.dumps({
     ),
 }))
 """
+GRAPHS = {
+    "layers": (FIXTURES / "layers", ["shop"], False, False),
+    "forbidden": (FIXTURES / "forbidden", ["media"], True, False),
+    "forbidden-no-typing": (FIXTURES / "forbidden", ["media"], True, True),
+    "independence": (FIXTURES / "independence", ["zoo"], False, False),
+    "src_layout": (FIXTURES / "src_layout" / "src", ["ledger"], True, True),
+    "unimportable": (FIXTURES / "unimportable", ["vault"], False, False),
+    "multi_root": (FIXTURES / "multi_root", ["alpha", "beta", "ns.gamma", "ns.delta"], True, False),
+    "direct": (FIXTURES / "direct", ["bank"], False, False),
+    "mir": (REPO, ["mir"], True, False),
+    "mir-no-typing": (REPO, ["mir"], True, True),
+}
 
 
-@pytest.mark.parametrize(
-    ("folder", "roots", "externals"),
-    [
-        (FIXTURES / "layers", ["shop"], False),
-        (FIXTURES / "forbidden", ["media"], True),
-        (FIXTURES / "independence", ["zoo"], False),
-        (FIXTURES / "src_layout" / "src", ["ledger"], True),
-        (FIXTURES / "unimportable", ["vault"], False),
-        (FIXTURES / "multi_root", ["alpha", "beta", "ns.gamma", "ns.delta"], True),
-        (REPO, ["mir"], True),
-    ],
-    ids=["layers", "forbidden", "independence", "src_layout", "unimportable", "multi", "mir"],
-)
-def test_same_graph_as_grimp(folder: Path, roots: list[str], externals: bool) -> None:
+@pytest.mark.parametrize("case", sorted(GRAPHS))
+def test_same_graph_as_grimp(case: str) -> None:
+    folder, roots, externals, no_typing = GRAPHS[case]
+    flags = ["1" if externals else "0", "1" if no_typing else "0"]
     done = subprocess.run(
-        [sys.executable, "-c", GRIMP_GRAPH, "1" if externals else "0", *roots],
+        [sys.executable, "-c", GRIMP_GRAPH, *flags, *roots],
         cwd=folder,
         env={**os.environ, "PYTHONPATH": str(folder)},
         capture_output=True,
@@ -229,7 +231,11 @@ def test_same_graph_as_grimp(folder: Path, roots: list[str], externals: bool) ->
     )
     expected = json.loads(done.stdout)
 
-    session = Session(root_packages=tuple(roots), include_external_packages=externals)
+    session = Session(
+        root_packages=tuple(roots),
+        include_external_packages=externals,
+        exclude_type_checking_imports=no_typing,
+    )
     graph = build_graph(session, [folder], extract_imports).graph
 
     assert sorted(graph.modules) == expected["modules"]
