@@ -1,12 +1,6 @@
 """The formats users write (contracts, intent docs, eval suites) and their loaders."""
 
-from mir.contracts.application import (
-    json_schemas,
-    load_contract,
-    load_eval_suite,
-    load_intent_doc,
-    load_yaml_model,
-)
+from mir.contracts.application import json_schemas
 from mir.contracts.domain import (
     LAYERS,
     ActionSpec,
@@ -25,6 +19,12 @@ from mir.contracts.domain import (
     Rule,
     RuleCondition,
     Scope,
+)
+from mir.contracts.entrypoints import (
+    load_contract,
+    load_eval_suite,
+    load_intent_doc,
+    load_yaml_model,
 )
 
 __all__ = [

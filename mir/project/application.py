@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mir.errors import ConfigError
-from mir.project.adapters import read_tool_table
 from mir.project.domain import MirSettings, describe_validation_error
 
 SectionT = TypeVar("SectionT", bound=BaseModel)
+
+
+class ToolTableReader(Protocol):
+    """Port: the ``[tool.mir]`` table of a pyproject.toml, or None when absent."""
+
+    def __call__(self, pyproject: Path) -> dict[str, Any] | None: ...
 
 
 @dataclass(frozen=True)
@@ -42,10 +47,10 @@ class Project:
             ) from exc
 
 
-def load_project_at(root: Path) -> Project:
+def load_project_at(root: Path, read_table: ToolTableReader) -> Project:
     """Load the project whose pyproject.toml is in ``root`` (it must have ``[tool.mir]``)."""
     pyproject = root / "pyproject.toml"
-    table = read_tool_table(pyproject)
+    table = read_table(pyproject)
     if table is None:
         raise ConfigError(
             "no [tool.mir] table", where=str(pyproject), hint="run `mir init` to add one"
@@ -59,15 +64,15 @@ def load_project_at(root: Path) -> Project:
     return Project(root=root.resolve(), pyproject=pyproject, settings=settings)
 
 
-def find_project(start: Path | None = None) -> Project:
+def find_project(start: Path | None, read_table: ToolTableReader) -> Project:
     """Walk up from ``start`` (default: cwd) to the nearest pyproject.toml with ``[tool.mir]``."""
     here = (start or Path.cwd()).resolve()
     if here.is_file():
         here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file() and read_tool_table(candidate) is not None:
-            return load_project_at(folder)
+        if candidate.is_file() and read_table(candidate) is not None:
+            return load_project_at(folder, read_table)
     raise ConfigError(
         f"no mir project found in {here} or any parent (no pyproject.toml with [tool.mir])",
         hint="run `mir init` first, or pass the project folder",
