@@ -45,9 +45,8 @@ def thaw(value: Any) -> Any:
 
 
 def reduce_to_scope(data: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    """Keep only the fields the contract lets the agent see; an empty scope keeps all."""
-    if not fields:
-        return dict(data)
+    """Keep only the fields the contract lets the agent see (least privilege: a field
+    the contract does not list never reaches the prompt, so an empty list shows none)."""
     return {k: v for k, v in data.items() if k in fields}
 
 

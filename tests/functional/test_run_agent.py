@@ -34,7 +34,10 @@ def executed(root: Path) -> list[dict]:
 
 def run(run_mir, root: Path, *args: str):
     result = run_mir("run", "agent", "refunds.triage", "--input", INPUT, *args, cwd=root)
-    return result, (json.loads(result.stdout) if "--json" in args and result.stdout else None)
+    if "--json" not in args:
+        return result, None
+    assert result.stdout, f"exit {result.returncode}: {result.stderr}"
+    return result, json.loads(result.stdout)
 
 
 def test_a_valid_decision_executes_and_prints_the_record(run_mir, app: Path):

@@ -50,3 +50,9 @@ def test_hashes_are_stable_across_key_order():
     b = ContextSnapshot.take({"y": 2, "x": 1}, {"q": 2, "p": 1})
     assert (a.state_hash, a.snapshot_hash) == (b.state_hash, b.snapshot_hash)
     assert a.state_hash == sha256_hex({"p": 1, "q": 2})
+
+
+def test_a_field_the_scope_does_not_list_never_reaches_the_prompt():
+    snap = ContextSnapshot.take({"id": 1}, {"total": 1})
+    assert dict(snap.visible_input) == {} and dict(snap.visible_context) == {}
+    assert snap.context["total"] == 1  # still part of the snapshot and its hash
