@@ -26,7 +26,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         # One row per segment line, keyed by (segment, n): the physical record the hash
         # chain covers. Readers dedupe by event_id (a caller may append an event twice).
         "CREATE TABLE events (segment VARCHAR NOT NULL, n BIGINT NOT NULL, v INTEGER, "
-        f"prev VARCHAR, hash VARCHAR, {_EVENT_COLUMNS})",
+        f"hash VARCHAR, {_EVENT_COLUMNS})",
     ),
     (
         "0002_create_segments",
@@ -36,7 +36,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "head VARCHAR, compacted_at TIMESTAMPTZ NOT NULL)",
     ),
 )
-STORED_COLUMNS = ("segment", "n", "v", "prev", "hash", *EVENT_FIELDS)
+STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
 
 
 def quoted(names: Sequence[str]) -> str:

@@ -5,21 +5,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from mir.traces.domain import ChainBreak, IntegrityReport
-from mir.traces.records import body_text, genesis, link
+from mir.traces.records import genesis, link
 
 
 @dataclass(frozen=True)
 class ChainLine:
-    """One stored line: where it sits, its chain fields and its event fields."""
+    """One stored line: where it sits, its hash, and its event's canonical body."""
 
     segment: str
     n: int
-    prev: str | None
     digest: str | None
-    fields: dict[str, Any]
+    body: str
+    event_id: str | None = None
 
 
 def check_chain(
@@ -39,7 +38,7 @@ def check_chain(
             ChainBreak(
                 segment=line.segment,
                 line=line.n,
-                event_id=line.fields.get("event_id"),
+                event_id=line.event_id,
                 problem=problem,
             )
         )
@@ -51,10 +50,8 @@ def check_chain(
         if line.n != expected_n:
             what = "line(s) missing before this one" if line.n > expected_n else "line repeated"
             broken(line, what)
-        elif line.prev != prev:
-            broken(line, "link to the previous line does not match")
-        if line.digest != link(line.prev or "", body_text(line.fields)):
-            broken(line, "content does not match its hash (edited after writing)")
+        elif line.digest != link(prev, line.body):
+            broken(line, "content or link does not match its hash (edited after writing)")
         expected_n, prev = line.n + 1, line.digest or ""
         heads[line.segment], counts[line.segment] = prev, expected_n
     for segment, (count, head) in (recorded or {}).items():

@@ -2,16 +2,17 @@
 
 A segment line is a JSON object::
 
-    {"v":1,"n":7,"prev":"<sha256>","hash":"<sha256>","event_id":...,"data":"{...}"}
+    {"v":1,"n":7,"hash":"<sha256>","event_id":"...",...,"data":{...}}
 
 * ``v`` -- the line format version: compaction upgrades older lines (missing fields
   load as their defaults), so a segment written by an older mir is never stranded;
-* ``n`` -- the line's position in its segment; ``prev`` -- the hash of line ``n-1``
-  (of the segment's name for line 0); ``hash = sha256(prev + "\\n" + body)``, where
-  ``body`` is the canonical JSON of the event's fields in a fixed order. Editing,
-  removing or moving a line breaks the chain, which ``mir traces verify`` detects;
-* ``data`` is stored as JSON *text*, so its bytes survive the database unchanged and
-  the hash can be recomputed from a stored row.
+* ``n`` -- the line's position in its segment; ``hash = sha256(prev + "\\n" + body)``
+  where ``prev`` is the hash of line ``n-1`` (a hash of the segment's name for line 0)
+  and ``body`` the canonical JSON of the event's stored fields (model order). ``prev`` is
+  not stored: it is the previous line's hash, so a removed line still breaks the next
+  link. Editing, removing or moving a line breaks the chain (``mir traces verify``);
+* the database keeps ``data`` as the exact JSON text of the line (DuckDB reads an
+  object into a VARCHAR column verbatim), so the hash can be recomputed from a row.
 
 Everything here is redacted before it is hashed: the chain covers what is on disk.
 """
@@ -23,13 +24,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from mir.traces.domain import TraceEvent
 from mir.traces.redaction import Redactor
 
 LINE_FORMAT = 1
-_SEPARATORS = (",", ":")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Column name -> DuckDB type, in the canonical (hashed) order.
 EVENT_FIELDS: dict[str, str] = {
@@ -51,7 +49,9 @@ EVENT_FIELDS: dict[str, str] = {
     "latency_ms": "DOUBLE",
     "data": "VARCHAR",
 }
-CHAIN_FIELDS: dict[str, str] = {"v": "INTEGER", "n": "BIGINT", "prev": "VARCHAR", "hash": "VARCHAR"}
+CHAIN_FIELDS: dict[str, str] = {"v": "INTEGER", "n": "BIGINT", "hash": "VARCHAR"}
+
+
 _TEXT_FIELDS = (
     "event_id",
     "flow_id",
@@ -61,11 +61,7 @@ _TEXT_FIELDS = (
     "prompt_hash",
     "prompt_version",
 )
-
-
-def format_instant(moment: datetime) -> str:
-    """The one textual form of a timestamp that is hashed: UTC, microseconds."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+_STORED = frozenset(EVENT_FIELDS)
 
 
 def instant_from_epoch_us(micros: int) -> datetime:
@@ -73,50 +69,34 @@ def instant_from_epoch_us(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-def _jsonable(value: Any) -> Any:
-    # Only for values json cannot encode itself (datetime, Decimal, models): rare.
-    return TypeAdapter(type(value)).dump_python(value, mode="json")
+def canonical_body(event: TraceEvent) -> str:
+    """The hashed text of an event: pydantic's JSON of the stored fields, in model order.
+
+    Serialized by pydantic-core (Rust, the hot path's biggest cost otherwise). The
+    database keeps ``data`` as this exact JSON text and ``at`` to the microsecond, so
+    rebuilding the event from a stored row and calling this again gives the same bytes.
+    """
+    return event.model_dump_json(include=_STORED)
 
 
-def event_fields(event: TraceEvent, redactor: Redactor) -> dict[str, Any]:
-    """The event's stored fields (canonical order), with every secret replaced."""
-    data_text = json.dumps(
-        event.data, ensure_ascii=False, separators=_SEPARATORS, default=_jsonable
-    )
-    if redactor.might_contain(data_text):
-        data_text = json.dumps(
-            redactor.value(json.loads(data_text)), ensure_ascii=False, separators=_SEPARATORS
-        )
-    fields: dict[str, Any] = {
-        "event_id": event.event_id,
-        "flow_id": event.flow_id,
-        "seq": event.seq,
-        "step": event.step,
-        "agent": event.agent,
-        "at": format_instant(event.at),
-        "status": event.status,
-        "reasons": list(event.reasons),
-        "provider": event.provider,
-        "model": event.model,
-        "prompt_hash": event.prompt_hash,
-        "prompt_version": event.prompt_version,
-        "prompt_tokens": event.prompt_tokens,
-        "completion_tokens": event.completion_tokens,
-        "cost_usd": float(event.cost_usd),
-        "latency_ms": float(event.latency_ms),
-        "data": data_text,
+def stored_body(event: TraceEvent, redactor: Redactor) -> str:
+    """The body written to disk: timestamps in UTC, every secret replaced."""
+    at = event.at
+    if at.tzinfo is not UTC:  # one form per instant, so the stored row re-hashes equal
+        event = event.model_copy(update={"at": at.astimezone(UTC)})
+    body = canonical_body(event)
+    # A cheap substring pre-check over the whole line; the walk that replaces secrets
+    # runs only when something looks like one.
+    if not redactor.might_contain(body):
+        return body
+    update: dict[str, Any] = {
+        name: redactor.text(value)
+        for name in _TEXT_FIELDS
+        if isinstance(value := getattr(event, name), str)
     }
-    texts = [fields[name] or "" for name in _TEXT_FIELDS] + fields["reasons"]
-    if redactor.might_contain("\x00".join(texts)):
-        for name in _TEXT_FIELDS:
-            if fields[name] is not None:
-                fields[name] = redactor.text(fields[name])
-        fields["reasons"] = [redactor.text(r) for r in fields["reasons"]]
-    return fields
-
-
-def body_text(fields: dict[str, Any]) -> str:
-    return json.dumps(fields, ensure_ascii=False, separators=_SEPARATORS)
+    update["reasons"] = tuple(redactor.text(r) for r in event.reasons)
+    update["data"] = redactor.value(json.loads(body)["data"])  # JSON-native already
+    return canonical_body(event.model_copy(update=update))
 
 
 def genesis(segment: str) -> str:
@@ -128,17 +108,16 @@ def link(prev: str, body: str) -> str:
     return hashlib.sha256(f"{prev}\n{body}".encode()).hexdigest()
 
 
-def encode_line(n: int, prev: str, digest: str, body: str) -> str:
+def encode_line(n: int, digest: str, body: str) -> str:
     # Splices the chain fields in front of the already serialized body: one json.dumps
     # per event on the hot path instead of two.
-    return f'{{"v":{LINE_FORMAT},"n":{n},"prev":"{prev}","hash":"{digest}",{body[1:]}\n'
+    return f'{{"v":{LINE_FORMAT},"n":{n},"hash":"{digest}",{body[1:]}\n'
 
 
 def event_from_fields(fields: dict[str, Any]) -> TraceEvent:
-    """Rebuild the event from stored fields (``at`` as epoch microseconds or ISO text)."""
+    """Rebuild the event from stored columns (``at`` as epoch microseconds)."""
     values = dict(fields)
-    at = values["at"]
-    values["at"] = instant_from_epoch_us(at) if isinstance(at, int) else at
+    values["at"] = instant_from_epoch_us(values["at"])
     values["data"] = json.loads(values["data"]) if values.get("data") else {}
     values["reasons"] = tuple(values.get("reasons") or ())
     return TraceEvent.model_validate(values)

@@ -53,7 +53,7 @@ class SegmentWriter:
         n, prev = self._n, self._prev
         for body in bodies:
             digest = link(prev, body)
-            parts.append(encode_line(n, prev, digest, body))
+            parts.append(encode_line(n, digest, body))
             n, prev = n + 1, digest
         payload = "".join(parts).encode()
         view = memoryview(payload)
@@ -110,6 +110,16 @@ def is_closed(path: Path) -> bool:
 
 def closed_segments(folder: Path) -> list[Path]:
     return [p for p in segment_files(folder) if is_closed(p)]
+
+
+def line_count(path: Path) -> int:
+    """Lines in the file, a torn last line included."""
+    count, last = 0, b"\n"
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")
 
 
 def torn_tail(path: Path) -> bytes:

@@ -51,12 +51,13 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.integrity import ChainLine
-from mir.traces.records import EVENT_FIELDS, body_text, event_fields, event_from_fields
+from mir.traces.records import EVENT_FIELDS, canonical_body, event_from_fields, stored_body
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import (
     SegmentWriter,
     closed_segments,
     folder_lock,
+    line_count,
     segment_files,
     torn_tail,
 )
@@ -119,7 +120,7 @@ class TraceStore:
         """Write the events (redacted, hash-chained); durable against a crash on return."""
         if not events:
             return
-        bodies = [body_text(event_fields(event, self._redactor)) for event in events]
+        bodies = [stored_body(event, self._redactor) for event in events]
         with self._mutex:
             rotations = self._writer.rotations
             self._writer.write(bodies)
@@ -240,19 +241,14 @@ class TraceStore:
         head hash each compacted segment had when it was loaded."""
         with self._reading() as (con, has_db, files):
             sql = (
-                f"SELECT segment, n, prev, hash, {_EVENT_SELECT} FROM "
+                f"SELECT segment, n, hash, {_EVENT_SELECT} FROM "
                 f"({database.stored_lines(has_db=has_db, files=files)}) ORDER BY segment, n"
             )
-            lines = [
-                ChainLine(
-                    segment=row[0],
-                    n=row[1],
-                    prev=row[2],
-                    digest=row[3],
-                    fields=_hashable(dict(zip(EVENT_FIELDS, row[4:], strict=True))),
-                )
-                for row in con.execute(sql).fetchall()
-            ]
+            lines = []
+            for row in con.execute(sql).fetchall():
+                event = event_from_fields(dict(zip(EVENT_FIELDS, row[3:], strict=True)))
+                body = canonical_body(event)
+                lines.append(ChainLine(row[0], row[1], row[2], body, event.event_id))
             recorded: dict[str, tuple[int, str]] = {}
             if has_db:
                 for name, count, head in con.execute(
@@ -312,34 +308,46 @@ class TraceStore:
 
 
 def _load_segments(con: duckdb.DuckDBPyConnection, files: list[Path]) -> tuple[int, dict[str, int]]:
-    """Load the files in one transaction; returns (lines loaded, unreadable per segment)."""
+    """Load the files in one transaction; returns (lines loaded, unreadable per segment).
+
+    One pass over the files (a staging table doubled the cost). The per-segment record
+    is computed from the rows just inserted; unreadable lines are the file's lines that
+    did not load.
+    """
+    names = [path.name for path in files]
+    loaded_before = {
+        row[0]
+        for row in con.execute(
+            "SELECT name FROM segments WHERE list_contains($names, name)", {"names": names}
+        ).fetchall()
+    }
+    fresh = [path for path in files if path.name not in loaded_before]
+    if not fresh:
+        return 0, {}
     columns = database.quoted(database.STORED_COLUMNS)
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE incoming AS SELECT * FROM "
-            f"({database.raw_segment_lines(files)}) "
-            "WHERE segment NOT IN (SELECT name FROM segments)"
+            f"INSERT INTO events ({columns}) SELECT {columns} FROM "
+            f"({database.raw_segment_lines(fresh)}) WHERE event_id IS NOT NULL"
         )
-        con.execute(
-            f"INSERT INTO events ({columns}) SELECT {columns} FROM incoming "
-            "WHERE event_id IS NOT NULL"
-        )
-        con.execute(
-            "INSERT INTO segments SELECT segment, count(event_id), "
-            "arg_max(hash, n) FILTER (WHERE event_id IS NOT NULL), now() "
-            "FROM incoming GROUP BY segment"
-        )
-        loaded = con.execute("SELECT count(event_id) FROM incoming").fetchone()
-        bad = con.execute(
-            "SELECT segment, count(*) FROM incoming WHERE event_id IS NULL GROUP BY segment"
+        recorded = con.execute(
+            "INSERT INTO segments SELECT segment, max(n) + 1, arg_max(hash, n), now() "
+            "FROM events WHERE list_contains($names, segment) GROUP BY segment "
+            "RETURNING name, lines",
+            {"names": [path.name for path in fresh]},
         ).fetchall()
-        con.execute("DROP TABLE incoming")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return (int(loaded[0]) if loaded else 0), {name: int(count) for name, count in bad}
+    loaded = dict(recorded)
+    bad = {}
+    for path in fresh:
+        lines = line_count(path)
+        if lines != loaded.get(path.name, 0):
+            bad[path.name] = lines - loaded.get(path.name, 0)
+    return sum(loaded.values()), bad
 
 
 def remove_compacted(files: list[Path], bad: dict[str, int], quarantine: Path) -> list[str]:
@@ -363,12 +371,3 @@ def _with_instants(row: dict[str, Any]) -> dict[str, Any]:
         "started_at": instant_from_epoch_us(row["started_at"]),
         "updated_at": instant_from_epoch_us(row["updated_at"]),
     }
-
-
-def _hashable(fields: dict[str, Any]) -> dict[str, Any]:
-    """Stored columns back into the exact values that were hashed."""
-    from mir.traces.records import format_instant, instant_from_epoch_us
-
-    fields["at"] = format_instant(instant_from_epoch_us(fields["at"]))
-    fields["reasons"] = list(fields["reasons"] or [])
-    return fields

@@ -149,7 +149,7 @@ def test_an_older_database_is_upgraded_before_it_is_read(tmp_path):
 
 def test_lines_of_an_older_format_missing_fields_still_load(store):
     store.segments_dir.mkdir(parents=True)
-    line = {"v": 1, "n": 0, "prev": "p", "hash": "h", "event_id": "e1", "flow_id": "f",
+    line = {"v": 1, "n": 0, "hash": "h", "event_id": "e1", "flow_id": "f",
             "seq": 0, "step": "final", "agent": "a", "at": "2026-11-30T10:00:00+00:00",
             "status": "executed", "data": "{}"}  # fmt: skip
     (store.segments_dir / "old-1-abc.jsonl").write_text(json.dumps(line) + "\n")
