@@ -285,6 +285,13 @@ class TraceStore:
     @contextmanager
     def _reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, bool, list[Path]]]:
         """A consistent view: no compaction can start until the caller is done."""
+        if not self.directory.is_dir():  # nothing written yet: answer, create nothing
+            con = database.connect(None, read_only=True)
+            try:
+                yield con, False, []
+            finally:
+                con.close()
+            return
         if self.segments_dir.is_dir():
             self._auto_compact()
         for attempt in range(2):

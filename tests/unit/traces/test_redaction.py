@@ -1,3 +1,5 @@
+import pytest
+
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 
 
@@ -36,3 +38,22 @@ def test_precheck_sees_secrets_escaped_inside_json_text():
     redactor = Redactor(['pa"ss\\word'])
     assert redactor.might_contain('{"k":"pa\\"ss\\\\word"}')
     assert not redactor.might_contain('{"k":"harmless"}')
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "Bearer abcdefgh12345678",
+        "bearer abcdefgh12345678",
+        "sk-ant-api03-ABCDEFGHIJKLMNOP",
+        "ghp_ABCDEFGHIJKLMNOPQRSTUVWX",
+        "xoxb-1234567890-abcdef",
+        "AKIAABCDEFGHIJKLMNOP",
+    ],
+)
+def test_every_secret_shape_passes_the_cheap_precheck(secret):
+    # The pre-check decides whether the regex runs at all: a shape it misses would be
+    # written unredacted.
+    redactor = Redactor()
+    assert redactor.might_contain(f'{{"x":"see {secret} here"}}')
+    assert redactor.text(f"see {secret} here") == f"see {REDACTED} here"

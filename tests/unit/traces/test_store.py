@@ -165,3 +165,10 @@ def test_writers_rotate_segments_and_compact_on_their_own(tmp_path):
     assert store.db_path.exists()  # a rotation found 2 closed segments and compacted
     assert store.count_events() == 18
     assert len(store.list_flows(limit=100)) == 6
+
+
+def test_reading_a_store_that_was_never_written_creates_nothing(tmp_path):
+    store = TraceStore(tmp_path / "absent", environ={})
+    assert store.list_flows() == []
+    assert store.count_events() == 0
+    assert not (tmp_path / "absent").exists()
