@@ -149,7 +149,7 @@ def trace_writes(folder: Path, flows: int) -> dict[str, float]:
     batch = [traces.make_flow(i) for i in range(flows)]
     events = flows * traces.EVENTS_PER_FLOW
     appended, _ = traces.time_append(batch, folder / "store")
-    bulk = traces.time_raw_bulk(traces.raw_rows(batch), folder / "raw")
+    bulk = traces.time_raw_bulk(batch, folder / "raw")
     return {"append_eps": events / appended, "bulk_eps": events / bulk}
 
 

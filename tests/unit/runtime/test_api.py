@@ -33,7 +33,8 @@ def responses(root: Path, *decisions: dict) -> Path:
 def test_decide_then_approve_through_the_api(app: Path):
     traces = MemoryTraces()
     low = {**GOOD, "confidence": 0.2}
-    script = responses(app, GOOD, low, low)
+    # low confidence cascades local -> remote: each pending decision reads two lines
+    script = responses(app, GOOD, low, low, low, low)
     with load_agent(
         "refunds.triage", project=app, provider="scripted", responses=script, traces=traces
     ) as agent:
