@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import astuple, dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from mir.boundaries.findings import Finding
-from mir.boundaries.model import Capability, IntentInfo, LintModel, SourceModule
 from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs
 from mir.boundaries.report import (
     BaselineEntry,
@@ -24,8 +23,10 @@ from mir.boundaries.report import (
     apply_baseline,
     entries_for,
 )
-from mir.boundaries.rules import run_rules
 from mir.boundaries.settings import LintSettings
+
+if TYPE_CHECKING:  # the model and rules load only when a run has to evaluate them
+    from mir.boundaries.model import IntentInfo, LintModel
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class CapabilityDir:
     name: str
     path: str
     has_init: bool
+    intent_path: str | None = None  # the CLAUDE.md, when there is one
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ class ParseCache(Protocol):
 
     def put(self, key: str, parsed: Parsed) -> None: ...
 
+    def result(self, key: str) -> list[tuple] | None: ...
+
+    def store_result(self, key: str, findings: list[tuple]) -> None: ...
+
     def save(self) -> None: ...
 
 
@@ -86,50 +92,79 @@ Parser = Callable[[list[ParseJob]], list[Parsed]]
 
 
 def content_key(source: bytes) -> str:
-    """Cache key: the content plus what the result depends on besides it (the module
-    name resolves relative imports)."""
-    digest = hashlib.blake2b(source, digest_size=16).hexdigest()
-    return digest
+    return hashlib.blake2b(source, digest_size=16).hexdigest()
 
 
-def _entry_key(digest: str, file: SourceFile) -> str:
-    return f"{digest}:{file.module}:{int(file.is_package)}"
+def digest_files(
+    files: list[SourceFile], source: ProjectSource, cache: ParseCache
+) -> tuple[list[str], dict[str, bytes]]:
+    """Content digest of every file: from the cache when its stat is unchanged, else by
+    reading it (the bytes read are kept for parsing)."""
+    digests: list[str] = []
+    read: dict[str, bytes] = {}
+    for file in files:
+        digest = cache.digest_for(file.path, file.signature)
+        if digest is None:
+            data = read[file.path] = source.read(file.path)
+            digest = content_key(data)
+            cache.remember(file.path, file.signature, digest)
+        digests.append(digest)
+    return digests, read
 
 
 def parse_files(
     files: list[SourceFile],
+    digests: list[str],
+    read: dict[str, bytes],
     source: ProjectSource,
     cache: ParseCache,
     parse: Parser,
     export_modules: set[str],
+    check_syntax: bool,
 ) -> tuple[dict[str, Parsed], int]:
     """Parsed result per module, from the cache where the content is known; returns the
     number of files actually parsed."""
     results: dict[str, Parsed] = {}
     jobs: list[ParseJob] = []
     keys: list[str] = []
-    for file in files:
-        digest = cache.digest_for(file.path, file.signature)
-        data = None
-        if digest is None:
-            data = source.read(file.path)
-            digest = content_key(data)
-            cache.remember(file.path, file.signature, digest)
-        key = _entry_key(digest, file)
+    for file, digest in zip(files, digests, strict=True):
+        key = f"{digest}:{file.module}:{int(file.is_package)}:{int(check_syntax)}"
         hit = cache.get(key)
         if hit is not None:
             results[file.module] = hit
             continue
+        data = read.get(file.path)
         if data is None:
             data = source.read(file.path)
+        wants_exports = file.module in export_modules
         jobs.append(
-            ParseJob(file.path, file.module, file.is_package, file.module in export_modules, data)
+            ParseJob(file.path, file.module, file.is_package, wants_exports, data, check_syntax)
         )
         keys.append(key)
     for job, key, parsed in zip(jobs, keys, parse(jobs) if jobs else [], strict=True):
         cache.put(key, parsed)
         results[job.module] = parsed
     return results, len(jobs)
+
+
+def run_key(
+    layout: Layout,
+    digests: list[str],
+    source: ProjectSource,
+    settings: LintSettings,
+    shared: tuple[str, ...],
+) -> str:
+    """Digest of every input of the rules: when it is unchanged, so are the findings."""
+    hasher = hashlib.blake2b(digest_size=16)
+    hasher.update(settings.model_dump_json().encode())
+    hasher.update(repr((shared, layout.base, sorted(layout.local_roots))).encode())
+    for file, digest in zip(layout.files, digests, strict=True):
+        hasher.update(f"{file.path}|{file.module}|{file.is_package}|{digest}\n".encode())
+    for cap in layout.capabilities:
+        hasher.update(f"{cap.name}|{cap.path}|{cap.has_init}|{cap.intent_path}\n".encode())
+        if cap.intent_path is not None:
+            hasher.update(source.read(cap.intent_path))
+    return hasher.hexdigest()
 
 
 def build_model(
@@ -139,17 +174,19 @@ def build_model(
     settings: LintSettings,
     shared: Iterable[str],
 ) -> LintModel:
-    modules = {
-        file.module: SourceModule(
+    from mir.boundaries.model import Capability, LintModel, ParseProblem, Ref, SourceModule
+
+    modules = {}
+    for file in layout.files:
+        result = parsed[file.module]
+        modules[file.module] = SourceModule(
             name=file.module,
             path=file.path,
             is_package=file.is_package,
-            imports=parsed[file.module].imports,
-            problem=parsed[file.module].problem,
-            exports=parsed[file.module].exports,
+            imports=tuple(map(Ref._make, result.imports)),
+            problem=None if result.problem is None else ParseProblem(*result.problem),
+            exports=result.exports,
         )
-        for file in layout.files
-    }
     capabilities = {
         cap.name: Capability(
             name=cap.name,
@@ -183,12 +220,25 @@ def run_lint(
 ) -> LintReport:
     """Lint the project ``source`` describes; findings are data, never exceptions."""
     started = time.perf_counter()
+    shared = tuple(shared)
     layout = source.layout(settings)
-    exports = {f"{layout.base}.{cap.name}" for cap in layout.capabilities}
-    parsed, parsed_count = parse_files(layout.files, source, cache, parse, exports)
+    digests, read = digest_files(layout.files, source, cache)
+    key = run_key(layout, digests, source, settings, shared)
+    rows = cache.result(key)
+    parsed_count = 0
+    if rows is None:
+        exports = {f"{layout.base}.{cap.name}" for cap in layout.capabilities}
+        parsed, parsed_count = parse_files(
+            layout.files, digests, read, source, cache, parse, exports, settings.syntax_errors
+        )
+        from mir.boundaries.rules import run_rules
+
+        model = build_model(layout, parsed, source, settings, shared)
+        rows = [astuple(finding) for finding in run_rules(model)]
+        cache.store_result(key, rows)
     cache.save()
-    model = build_model(layout, parsed, source, settings, shared)
-    findings = sorted([*run_rules(model), *extra_findings], key=lambda f: f.sort_key)
+    own = [Finding(*row) for row in rows]
+    findings = sorted([*own, *extra_findings], key=lambda f: f.sort_key)
     written = False
     if baseline is not None and update_baseline:
         baseline.write(entries_for(findings))

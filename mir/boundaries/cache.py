@@ -1,16 +1,19 @@
-"""The content-hash parse cache: valid after a fresh checkout, cheap when nothing changed.
+"""The content-hash cache: valid after a fresh checkout, nearly free when nothing changed.
 
-Two maps in one ``marshal`` file (C-speed load, plain tuples only):
+Two ``marshal`` files (C-speed load, plain tuples only):
 
-* ``stats``: path -> (mtime_ns, size, digest). When a file's stat is unchanged its
-  content digest is reused without reading the file (the warm path).
-* ``entries``: "digest:module:is_package" -> parse result. Keyed on *content*, so when
-  a fresh checkout changes every mtime, files are re-read and re-hashed but not
-  re-parsed (import-linter's mtime-keyed cache is slower than no cache there).
+* ``boundaries-index``: path -> (mtime_ns, size, digest), plus the findings of the last
+  run keyed on a digest of *every* input (file digests, intent docs, settings). When a
+  file's stat is unchanged its digest is reused without reading it; when the run digest
+  is unchanged the findings are reused without parsing or evaluating anything.
+* ``boundaries-entries``: "digest:module:is_package:syntax" -> parse result, loaded only
+  when some file has to be looked up. Keyed on *content*, so when a fresh checkout
+  changes every mtime, files are re-read and re-hashed (cheap) but not re-parsed
+  (import-linter's mtime-keyed cache is slower than no cache there).
 
-The file is versioned with the extractor version and the Python version (whether a
-file parses depends on it); a mismatch or a damaged file is an empty cache, never an
-error. Writes are atomic (temp file + rename) so parallel runs cannot corrupt it.
+Both files carry the cache format and Python version (whether a file parses depends on
+it); a mismatch or a damaged file is an empty cache, never an error. Writes are atomic
+(temp file + rename) so concurrent runs cannot corrupt them.
 """
 
 from __future__ import annotations
@@ -20,30 +23,55 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from mir.boundaries.parsing import Parsed
 
-CACHE_VERSION = f"mir-lint-3-py{sys.version_info[0]}.{sys.version_info[1]}"
-CACHE_FILE = "boundaries.marshal"
+CACHE_VERSION = f"mir-lint-4-py{sys.version_info[0]}.{sys.version_info[1]}"
+INDEX_FILE = "boundaries-index.marshal"
+ENTRIES_FILE = "boundaries-entries.marshal"
+
+
+def _load(path: Path | None) -> Any:
+    if path is None or not path.is_file():
+        return None
+    try:
+        version, payload = marshal.loads(path.read_bytes())
+    except (EOFError, ValueError, TypeError, OSError):
+        return None
+    return payload if version == CACHE_VERSION else None
+
+
+def _store(path: Path, payload: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(marshal.dumps((CACHE_VERSION, payload)))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 class FileParseCache:
     """``ParseCache`` stored in ``folder``; ``folder=None`` keeps it in memory only."""
 
     def __init__(self, folder: Path | None) -> None:
-        self.path = folder / CACHE_FILE if folder is not None else None
-        self._stats: dict[str, tuple[int, int, str]] = {}
-        self._entries: dict[str, tuple] = {}
+        self.folder = folder
+        index = _load(folder / INDEX_FILE if folder else None)
+        stats, self._result = index if isinstance(index, tuple) else ({}, None)
+        self._stats: dict[str, tuple[int, int, str]] = stats
+        self._entries: dict[str, tuple] | None = None if folder else {}
         self._used_entries: set[str] = set()
         self._used_stats: set[str] = set()
-        self._dirty = False
-        if self.path is not None and self.path.is_file():
-            try:
-                version, stats, entries = marshal.loads(self.path.read_bytes())
-            except (EOFError, ValueError, TypeError, OSError):
-                return
-            if version == CACHE_VERSION:
-                self._stats, self._entries = stats, entries
+        self._index_dirty = self._entries_dirty = False
+
+    def _all_entries(self) -> dict[str, tuple]:
+        if self._entries is None:
+            loaded = _load(self.folder / ENTRIES_FILE if self.folder else None)
+            self._entries = loaded if isinstance(loaded, dict) else {}
+        return self._entries
 
     def digest_for(self, path: str, signature: tuple[int, int]) -> str | None:
         known = self._stats.get(path)
@@ -55,37 +83,43 @@ class FileParseCache:
     def remember(self, path: str, signature: tuple[int, int], digest: str) -> None:
         self._stats[path] = (signature[0], signature[1], digest)
         self._used_stats.add(path)
-        self._dirty = True
+        self._index_dirty = True
 
     def get(self, key: str) -> Parsed | None:
-        plain = self._entries.get(key)
+        plain = self._all_entries().get(key)
         if plain is None:
             return None
         self._used_entries.add(key)
         return Parsed.from_plain(plain)
 
     def put(self, key: str, parsed: Parsed) -> None:
-        self._entries[key] = parsed.to_plain()
+        self._all_entries()[key] = parsed.to_plain()
         self._used_entries.add(key)
-        self._dirty = True
+        self._entries_dirty = True
+
+    def result(self, key: str) -> list[tuple] | None:
+        if self._result is not None and self._result[0] == key:
+            return list(self._result[1])
+        return None
+
+    def store_result(self, key: str, findings: list[tuple]) -> None:
+        self._result = (key, tuple(findings))
+        self._index_dirty = True
 
     def save(self) -> None:
-        """Write what this run used (entries of deleted files are dropped)."""
-        stale = len(self._entries) != len(self._used_entries) or len(self._stats) != len(
-            self._used_stats
-        )
-        if self.path is None or not (self._dirty or stale):
-            return
-        stats = {p: self._stats[p] for p in self._used_stats}
-        entries = {k: self._entries[k] for k in self._used_entries}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".boundaries.")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(marshal.dumps((CACHE_VERSION, stats, entries)))
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        self._stats, self._entries = stats, entries
-        self._dirty = False
+        """Write what this run used (entries of deleted or changed files are dropped)."""
+        if len(self._stats) != len(self._used_stats):
+            self._stats = {path: self._stats[path] for path in self._used_stats}
+            self._index_dirty = True
+        # (a run that reused its whole result looked nothing up: keep the entries then)
+        entries = self._entries
+        if entries is not None and self._used_entries and len(entries) != len(self._used_entries):
+            self._entries = {key: entries[key] for key in self._used_entries}
+            self._entries_dirty = True
+        if self.folder is not None and self._index_dirty:
+            _store(self.folder / INDEX_FILE, (self._stats, self._result))
+            self._index_dirty = False
+        if self.folder is not None and self._entries_dirty and self._entries is not None:
+            _store(self.folder / ENTRIES_FILE, self._entries)
+            self._entries_dirty = False
+        self._used_stats, self._used_entries = set(), set()  # the next run (--watch) marks anew

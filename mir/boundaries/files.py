@@ -10,11 +10,14 @@ import fnmatch
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mir.boundaries.application import CapabilityDir, Layout, SourceFile
-from mir.boundaries.model import IntentInfo
 from mir.boundaries.settings import LintSettings
 from mir.errors import ConfigError, MirUserError
+
+if TYPE_CHECKING:
+    from mir.boundaries.model import IntentInfo
 
 INTENT_DOC = "CLAUDE.md"
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".mir"}
@@ -61,57 +64,70 @@ class FileSystemSource:
                 where=str(self.root / "pyproject.toml"),
             )
         base = ".".join(base_parts)
+        root_prefix = len(str(self.root)) + 1
         files: list[SourceFile] = []
-        capabilities: list[CapabilityDir] = []
+        found: dict[str, list[bool]] = {}  # capability -> [has python, has __init__, has doc]
         excludes = settings.exclude
-        for dirpath, dirnames, filenames in os.walk(folder):
-            here = Path(dirpath)
-            rel_dir = here.relative_to(self.root).as_posix()
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if d not in _SKIP_DIRS
-                and not d.startswith(".")
-                and not _excluded(f"{rel_dir}/{d}", excludes)
-            )
-            module_parts = here.relative_to(import_root).parts
-            if here == folder:
-                for name in dirnames:
-                    sub = here / name
-                    if (
-                        (sub / "__init__.py").is_file()
-                        or _has_python(sub)
-                        or (sub / INTENT_DOC).is_file()
-                    ):
-                        capabilities.append(
-                            CapabilityDir(
-                                name, f"{rel_dir}/{name}", (sub / "__init__.py").is_file()
-                            )
-                        )
-            for filename in sorted(filenames):
-                if not filename.endswith(".py"):
+        depth = base.count(".") + 1  # dots in a capability's package name
+
+        def walk(folder_path: str, module: str, capability: str | None) -> None:
+            with os.scandir(folder_path) as entries:
+                listing = sorted(entries, key=lambda entry: entry.name)
+            for entry in listing:
+                name = entry.name
+                rel = entry.path[root_prefix:].replace(os.sep, "/")
+                if entry.is_dir(follow_symlinks=False):
+                    if name in _SKIP_DIRS or name.startswith(".") or _excluded(rel, excludes):
+                        continue
+                    inner = capability if capability is not None else name
+                    if capability is None:
+                        found.setdefault(name, [False, False, False])
+                    walk(entry.path, f"{module}.{name}", inner)
                     continue
-                rel = f"{rel_dir}/{filename}"
-                if _excluded(rel, excludes):
+                at_capability_top = capability is not None and module.count(".") == depth
+                if at_capability_top and name == INTENT_DOC:
+                    found[capability][2] = True
+                if not name.endswith(".py") or _excluded(rel, excludes):
                     continue
-                stat = os.stat(here / filename)
-                is_package = filename == "__init__.py"
-                parts = module_parts if is_package else (*module_parts, filename[:-3])
+                stat = entry.stat()
+                is_package = name == "__init__.py"
+                if capability is not None:
+                    found[capability][0] = True
+                    if is_package and at_capability_top:
+                        found[capability][1] = True
                 files.append(
-                    SourceFile(rel, ".".join(parts), is_package, (stat.st_mtime_ns, stat.st_size))
+                    SourceFile(
+                        rel,
+                        module if is_package else f"{module}.{name[:-3]}",
+                        is_package,
+                        (stat.st_mtime_ns, stat.st_size),
+                    )
                 )
+
+        walk(str(folder), base, None)
+        rel_folder = folder.relative_to(self.root).as_posix()
+        capabilities = [
+            CapabilityDir(
+                name,
+                f"{rel_folder}/{name}",
+                has_init,
+                f"{rel_folder}/{name}/{INTENT_DOC}" if has_doc else None,
+            )
+            for name, (has_python, has_init, has_doc) in sorted(found.items())
+            if has_python or has_doc
+        ]
         return Layout(base, files, capabilities, _local_roots(import_root))
 
     def read(self, path: str) -> bytes:
         return (self.root / path).read_bytes()
 
     def intent(self, capability: CapabilityDir) -> IntentInfo | None:
+        from mir.boundaries.model import IntentInfo
         from mir.contracts import load_intent_doc
 
-        path = self.root / capability.path / INTENT_DOC
-        if not path.is_file():
+        if capability.intent_path is None:
             return None
-        rel = f"{capability.path}/{INTENT_DOC}"
+        path, rel = self.root / capability.intent_path, capability.intent_path
         lines = {}
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -122,10 +138,6 @@ class FileSystemSource:
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return IntentInfo(rel, None, message, int(match.group(1)) if match else 1, lines)
         return IntentInfo(rel, doc, None, 1, lines)
-
-
-def _has_python(folder: Path) -> bool:
-    return any(folder.rglob("*.py"))
 
 
 def _excluded(rel: str, patterns: list[str]) -> bool:

@@ -14,7 +14,6 @@ from mir.boundaries.findings import Finding
 from mir.boundaries.report import LintReport
 from mir.boundaries.rules import RuleInfo, all_rules
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 

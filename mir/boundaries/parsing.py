@@ -9,9 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mir.boundaries.imports import ImportRef
-from mir.boundaries.model import ParseProblem
-from mir.boundaries.scan import check_syntax, decode_source, extract_imports
+from mir.boundaries.scan import ImportRow, check_syntax, decode_source, scan_imports
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,34 +19,25 @@ class ParseJob:
     is_package: bool
     want_exports: bool
     source: bytes
+    check_syntax: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    imports: tuple[ImportRef, ...]
-    problem: ParseProblem | None
+    """What one file's content parsed to, as plain tuples (cheap to cache and to ship
+    between processes): import rows in ``ImportRef`` field order, the parse problem as
+    ``(line, column, message)``, the exported names of a package ``__init__``."""
+
+    imports: tuple[ImportRow, ...]
+    problem: tuple[int, int, str] | None
     exports: tuple[str, ...] | None
 
     def to_plain(self) -> tuple:
-        refs = tuple(
-            (r.module, r.names, r.line, r.column, r.type_checking, r.beyond_top)
-            for r in self.imports
-        )
-        problem = None if self.problem is None else tuple(vars_of(self.problem))
-        return refs, problem, self.exports
+        return self.imports, self.problem, self.exports
 
     @classmethod
     def from_plain(cls, plain: tuple) -> Parsed:
-        refs, problem, exports = plain
-        return cls(
-            tuple(ImportRef(m, tuple(n), ln, c, t, b) for m, n, ln, c, t, b in refs),
-            None if problem is None else ParseProblem(*problem),
-            None if exports is None else tuple(exports),
-        )
-
-
-def vars_of(problem: ParseProblem) -> tuple[int, int, str]:
-    return problem.line, problem.column, problem.message
+        return cls(*plain)
 
 
 def parse_job(job: ParseJob) -> Parsed:
@@ -56,14 +45,18 @@ def parse_job(job: ParseJob) -> Parsed:
     try:
         text = decode_source(job.source)
     except SyntaxError as exc:
-        return Parsed((), ParseProblem(exc.lineno or 1, 0, str(exc.msg)), None)
-    imports = tuple(extract_imports(text, job.module, job.is_package))
-    error = check_syntax(text, job.path)
+        return Parsed((), (exc.lineno or 1, 0, str(exc.msg)), None)
+    imports = tuple(scan_imports(text, job.module, job.is_package))
+    error = check_syntax(text, job.path) if job.check_syntax else None
     problem = None
     if error is not None:
-        column = max((error.offset or 1) - 1, 0)
-        problem = ParseProblem(error.lineno or 1, column, str(error.msg))
-    exports = exported_names(text) if job.want_exports and error is None else None
+        problem = (error.lineno or 1, max((error.offset or 1) - 1, 0), str(error.msg))
+    exports = None
+    if job.want_exports and error is None:
+        try:
+            exports = exported_names(text)
+        except SyntaxError:  # syntax checking switched off and the file is broken
+            exports = None
     return Parsed(imports, problem, exports)
 
 

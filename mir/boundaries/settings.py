@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mir.contracts import Layer
+# mir.contracts.Layer, spelled out so the warm path (a cached run) never imports the
+# contract formats; tests/unit/boundaries keeps the two equal.
+Layer = Literal["domain", "application", "adapters"]
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 ADAPTER_ONLY = ["litellm", "llama_cpp", "duckdb", "requests", "httpx", "sqlalchemy"]
 

@@ -15,10 +15,27 @@ if TYPE_CHECKING:
 FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit."
 
 
+IMPORTLINTER_FILES = (".importlinter", "setup.cfg", "pyproject.toml")
+
+
+def might_have_contracts(root: Path) -> bool:
+    """Cheap pre-check (a substring, no parsing) so a project without import-linter
+    contracts never pays for importing the compatibility layer."""
+    for name in IMPORTLINTER_FILES:
+        try:
+            if "importlinter" in (root / name).read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
     """Findings of import-linter contracts (``--config`` or found in ``root``), or None
     when there is no import-linter configuration. Composed here, not in boundaries:
     ``importlinter`` depends on ``boundaries``, so the reverse import would be a cycle."""
+    if config is None and not might_have_contracts(root):
+        return None
     try:
         from mir.importlinter import check_contracts
     except ImportError as exc:  # pragma: no cover - a build without the compatibility layer
@@ -101,7 +118,7 @@ def register(app: typer.Typer) -> None:
         watch: bool = typer.Option(False, "--watch", help="Re-lint on every save."),
     ) -> None:
         """Check layers, capability interfaces, dependencies, cycles and intent docs."""
-        from mir.boundaries import FORMATS, LintOptions, render
+        from mir.boundaries import FORMATS, LintOptions
         from mir.errors import UsageError
 
         if fmt not in FORMATS:
@@ -119,6 +136,8 @@ def register(app: typer.Typer) -> None:
         if fmt == "text":
             render_text(report, root)
         else:
+            from mir.boundaries import render
+
             typer.echo(render(report, fmt))
         raise typer.Exit(report.exit_code)
 

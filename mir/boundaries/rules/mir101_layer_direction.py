@@ -37,10 +37,10 @@ NAME = "layer-direction"
 
 def check(model: LintModel) -> Iterator[Finding]:
     for edge in model.edges():
-        capability = model.capability_of(edge.importer.name)
-        if capability is None or model.capability_of(edge.target) != capability:
+        capability = edge.source_capability
+        if capability is None or edge.target_capability != capability:
             continue
-        source, target = model.layer_of(edge.importer.name), model.layer_of(edge.target)
+        source, target = edge.source_layer, edge.target_layer
         if (
             source in LAYER_RANK
             and target in LAYER_RANK

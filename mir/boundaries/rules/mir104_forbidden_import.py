@@ -43,31 +43,40 @@ def _matches(module: str, names: list[str]) -> str | None:
 
 
 def check(model: LintModel) -> Iterator[Finding]:
-    settings = model.settings
+    verdicts: dict[tuple[str, str, str], str | None] = {}
     for edge in model.edges():
-        capability = model.capability_of(edge.importer.name)
-        layer = model.layer_of(edge.importer.name)
-        if capability is None or layer not in LAYER_RANK:
-            continue
-        doc = model.capabilities[capability].doc
-        forbidden = [
-            *settings.forbidden.get(layer, []),  # type: ignore[call-overload]
-            *(doc.forbidden.get(layer, []) if doc else []),  # type: ignore[call-overload]
-            *(settings.adapter_only if layer != "adapters" else []),
-        ]
-        hit = _matches(edge.target, forbidden)
-        if hit is not None:
-            message = f"{layer} layer may not import {edge.target} (forbidden: {hit})"
-        elif (
-            layer == "domain"
-            and not model.is_stdlib(edge.target)
-            and not model.is_first_party(edge.target)
-            and _matches(edge.target, settings.domain_allow) is None
-        ):
-            message = (
-                f"domain layer may import only the standard library, first-party code and "
-                f"{', '.join(settings.domain_allow) or 'nothing else'}: {edge.target}"
-            )
-        else:
-            continue
-        yield import_finding(CODE, NAME, edge, message, capability)
+        key = (edge.source_capability, edge.source_layer, edge.target)
+        if key not in verdicts:
+            verdicts[key] = _verdict(model, *key)  # type: ignore[arg-type]
+        message = verdicts[key]
+        if message is not None:
+            yield import_finding(CODE, NAME, edge, message, edge.source_capability)
+
+
+def _verdict(
+    model: LintModel, capability: str | None, layer: str | None, target: str
+) -> str | None:
+    """Why ``layer`` of ``capability`` may not import ``target``; None when it may."""
+    settings = model.settings
+    if capability is None or layer not in LAYER_RANK:
+        return None
+    doc = model.capabilities[capability].doc
+    forbidden = [
+        *settings.forbidden.get(layer, []),  # type: ignore[call-overload]
+        *(doc.forbidden.get(layer, []) if doc else []),  # type: ignore[call-overload]
+        *(settings.adapter_only if layer != "adapters" else []),
+    ]
+    hit = _matches(target, forbidden)
+    if hit is not None:
+        return f"{layer} layer may not import {target} (forbidden: {hit})"
+    if (
+        layer == "domain"
+        and not model.is_stdlib(target)
+        and not model.is_first_party(target)
+        and _matches(target, settings.domain_allow) is None
+    ):
+        return (
+            f"domain layer may import only the standard library, first-party code and "
+            f"{', '.join(settings.domain_allow) or 'nothing else'}: {target}"
+        )
+    return None

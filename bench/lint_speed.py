@@ -1,0 +1,239 @@
+"""Speed of ``mir lint boundaries`` against ``lint-imports`` on a generated project.
+
+Generates a deterministic capability-first tree (default: 40 capabilities x 100 modules
+= ~4,000 modules, realistic imports, a handful of violations) with an equivalent
+import-linter config, then times, as medians of N runs (subprocesses, interleaved):
+
+* mir cold (no cache), mir warm (cache), mir after touching every file (a fresh CI
+  checkout: every mtime changed, content did not);
+* lint-imports cold (``--no-cache``) and warm (its cache);
+
+and peak RSS of each (max over the measured process and its children). Prints ratios
+against the targets: mir cold <= 0.5x lint-imports cold, mir warm <= 0.25x lint-imports
+warm, mir peak memory <= lint-imports'.
+
+    python bench/lint_speed.py [--runs 5] [--capabilities 40] [--modules 100] [--keep DIR]
+
+``generate_tree`` is also used by the differential test of the import extractor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+MIR = str(BIN / "mir")
+LINT_IMPORTS = str(BIN / "lint-imports")
+LAYERS = ("domain", "application", "adapters")
+STDLIB = ["json", "dataclasses", "datetime", "decimal", "enum", "typing", "collections", "re"]
+ADAPTER_LIBS = ["duckdb", "httpx", "sqlalchemy", "requests"]
+
+# Peak RSS of a child: run it under a tiny parent that reports RUSAGE_CHILDREN.
+_MEASURE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL).returncode\n"
+    "elapsed = time.perf_counter() - t\n"
+    "print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+)
+
+
+def _module_text(rng: random.Random, cap: str, layer: str, index: int, imports: list[str]) -> str:
+    """A plausible module: docstring, imports (some conditional or function-level),
+    classes and functions with strings that mention imports (they must not count)."""
+    lines = [f'"""{cap}.{layer} module {index}: import rules live in the intent doc."""', ""]
+    lines.append("from __future__ import annotations")
+    lines.append("")
+    lines += imports
+    lines.append("")
+    if rng.random() < 0.2:
+        lines += ["from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:"]
+        lines.append("    from collections.abc import Iterator")
+        lines.append("")
+    for k in range(rng.randint(2, 5)):
+        lines += [
+            "",
+            f"class Thing{index}_{k}:",
+            f'    """Holds state {k}. Example: ``from x import y`` is not an import here."""',
+            "",
+            "    def __init__(self, value: int = 0) -> None:",
+            "        self.value = value",
+            f'        self.label = "import {cap} as text"',
+            "",
+            "    def describe(self) -> str:",
+            "        return f\"{self.value} -> {self.label!r}\"  # import in a comment",
+            "",
+        ]
+    if rng.random() < 0.3:
+        lines += ["", "def lazy():", "    import json", "", "    return json.dumps({})", ""]
+    return "\n".join(lines) + "\n"
+
+
+def generate_tree(root: Path, capabilities: int = 40, modules: int = 100, seed: int = 7) -> dict:
+    """Write the tree under ``root``; returns what was planted (violations per rule)."""
+    rng = random.Random(seed)
+    caps = [f"cap{i:02d}" for i in range(capabilities)]
+    pkg = root / "capabilities"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""Capabilities of the generated shop."""\n')
+    deps = {cap: sorted(rng.sample(caps[:i], min(i, 3))) if i else [] for i, cap in enumerate(caps)}
+    per_layer = {"domain": modules * 3 // 10, "application": modules * 3 // 10}
+    per_layer["adapters"] = modules - 1 - per_layer["domain"] - per_layer["application"]
+    planted = {"MIR101": 0, "MIR102": 0, "MIR103": 0, "MIR104": 0}
+    for ci, cap in enumerate(caps):
+        base = pkg / cap
+        names = {layer: [f"{layer[:3]}_{n:03d}" for n in range(per_layer[layer])] for layer in LAYERS}
+        for layer in LAYERS:
+            (base / layer).mkdir(parents=True)
+            (base / layer / "__init__.py").write_text(f'"""{cap} {layer}."""\n')
+        public = [f"Thing0_{k}" for k in range(2)]
+        init = [f"from capabilities.{cap}.domain.dom_000 import {', '.join(public)}", ""]
+        init.append(f"__all__ = {public!r}")
+        (base / "__init__.py").write_text("\n".join(init) + "\n")
+        doc = f"""\
+            ---
+            capability: {cap}
+            depends_on: [{', '.join(deps[cap])}]
+            public: [{', '.join(public)}]
+            ---
+            # {cap}: a generated capability
+            """
+        (base / "CLAUDE.md").write_text(textwrap.dedent(doc))
+        for li, layer in enumerate(LAYERS):
+            for n, name in enumerate(names[layer]):
+                imports = [f"import {m}" for m in rng.sample(STDLIB, 3)]
+                if layer == "domain":
+                    imports.append("from pydantic import BaseModel")
+                for inner in LAYERS[: li + 1]:
+                    choices = [m for m in names[inner] if m != name]
+                    for target in rng.sample(choices, min(2, len(choices))):
+                        if inner == layer and target >= name:
+                            continue  # keep intra-layer imports acyclic
+                        imports.append(f"from capabilities.{cap}.{inner}.{target} import Thing0_0")
+                if layer != "domain" and deps[cap] and rng.random() < 0.5:
+                    other = rng.choice(deps[cap])
+                    imports.append(f"from capabilities.{other} import Thing0_1")
+                if layer == "adapters":
+                    imports.append(f"import {rng.choice(ADAPTER_LIBS)}")
+                if n == 1 and ci % 10 == 3:  # the handful of violations
+                    if layer == "domain":
+                        imports.append(f"from capabilities.{cap}.adapters.{names['adapters'][0]} import Thing0_0")
+                        imports.append("import litellm")
+                        planted["MIR101"] += 1
+                        planted["MIR104"] += 1
+                    elif layer == "application" and deps[cap]:
+                        imports.append(f"from capabilities.{deps[cap][0]}.domain.dom_000 import Thing0_0")
+                        imports.append(f"from capabilities.{caps[-1]} import Thing0_0")
+                        planted["MIR102"] += 1
+                        planted["MIR103"] += 1
+                text = _module_text(rng, cap, layer, n, imports)
+                (base / layer / f"{name}.py").write_text(text)
+    _write_importlinter(root, caps)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\nversion = "0"\n\n[tool.mir]\ncapabilities = "capabilities"\n'
+    )
+    return planted
+
+
+def _write_importlinter(root: Path, caps: list[str]) -> None:
+    """Contracts equivalent to mir's layer and forbidden-import rules."""
+    containers = "\n".join(f"    capabilities.{cap}" for cap in caps)
+    domains = "\n".join(f"    capabilities.{cap}.domain" for cap in caps)
+    applications = "\n".join(f"    capabilities.{cap}.application" for cap in caps)
+    (root / ".importlinter").write_text(
+        "[importlinter]\nroot_package = capabilities\ninclude_external_packages = True\n\n"
+        "[importlinter:contract:layers]\nname = Layers inside every capability\ntype = layers\n"
+        f"containers =\n{containers}\nlayers =\n    adapters\n    application\n    domain\n\n"
+        "[importlinter:contract:domain-pure]\nname = Domain stays pure\ntype = forbidden\n"
+        f"source_modules =\n{domains}\n{applications}\nforbidden_modules =\n"
+        "    litellm\n    llama_cpp\n    duckdb\n    requests\n    httpx\n    sqlalchemy\n"
+    )
+
+
+def _measure(command: list[str], cwd: Path) -> tuple[float, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command], cwd=cwd, capture_output=True, text=True
+    )
+    elapsed, rss, _code = out.stdout.split()
+    return float(elapsed), int(rss)
+
+
+def _touch_all(root: Path) -> None:
+    now = time.time_ns()
+    for path in root.rglob("*.py"):
+        os.utime(path, ns=(now, now))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--capabilities", type=int, default=40)
+    parser.add_argument("--modules", type=int, default=100)
+    parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="mir-lint-bench-"))
+    root = args.keep or workdir / "shop"
+    if root.exists():
+        shutil.rmtree(root)
+    planted = generate_tree(root, args.capabilities, args.modules)
+    count = sum(1 for _ in root.rglob("*.py"))
+    print(f"tree: {root} ({count} modules; planted {planted})")
+    mir_cache = workdir / "mir-cache"
+    li_cache = workdir / "li-cache"
+    mir = [MIR, "lint", "boundaries", str(root), "--format", "json"]
+    lint_imports = [LINT_IMPORTS, "--no-logo"]
+    samples: dict[str, list[tuple[float, int]]] = {}
+
+    def record(name: str, command: list[str]) -> None:
+        samples.setdefault(name, []).append(_measure(command, root))
+
+    for _ in range(args.runs):
+        shutil.rmtree(mir_cache, ignore_errors=True)
+        record("mir cold", [*mir, "--cache-dir", str(mir_cache)])
+        record("mir warm", [*mir, "--cache-dir", str(mir_cache)])
+        _touch_all(root)
+        record("mir touched", [*mir, "--cache-dir", str(mir_cache)])
+        record("lint-imports cold", [*lint_imports, "--no-cache"])
+        shutil.rmtree(li_cache, ignore_errors=True)
+        record("lint-imports (fill cache)", [*lint_imports, "--cache-dir", str(li_cache)])
+        record("lint-imports warm", [*lint_imports, "--cache-dir", str(li_cache)])
+        _touch_all(root)
+        record("lint-imports touched", [*lint_imports, "--cache-dir", str(li_cache)])
+
+    check = subprocess.run([*mir, "--no-cache"], capture_output=True, text=True)
+    found = check.stdout.count('"code": "MIR')
+    print(f"mir findings on the tree: {found}\n")
+    medians = {name: statistics.median(t for t, _ in runs) for name, runs in samples.items()}
+    peaks = {name: max(rss for _, rss in runs) for name, runs in samples.items()}
+    print(f"| run | median s | peak RSS MB |\n|---|---:|---:|")
+    for name in samples:
+        print(f"| {name} | {medians[name]:.2f} | {peaks[name] / 1024:.0f} |")
+    cold = medians["mir cold"] / medians["lint-imports cold"]
+    warm = medians["mir warm"] / medians["lint-imports warm"]
+    touched = medians["mir touched"] / medians["lint-imports touched"]
+    memory = max(peaks["mir cold"], peaks["mir warm"]) / max(
+        peaks["lint-imports cold"], peaks["lint-imports warm"]
+    )
+    print(f"\nmir cold / lint-imports cold: {cold:.2f}x (target <= 0.5x)")
+    print(f"mir warm / lint-imports warm: {warm:.2f}x (target <= 0.25x)")
+    print(f"mir touched / lint-imports touched: {touched:.2f}x")
+    print(f"mir peak RSS / lint-imports peak RSS: {memory:.2f}x (target <= 1.0x)")
+    if args.keep is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
