@@ -72,7 +72,7 @@ def _module_text(rng: random.Random, cap: str, layer: str, index: int, imports: 
             f'        self.label = "import {cap} as text"',
             "",
             "    def describe(self) -> str:",
-            "        return f\"{self.value} -> {self.label!r}\"  # import in a comment",
+            '        return f"{self.value} -> {self.label!r}"  # import in a comment',
             "",
         ]
     if rng.random() < 0.3:
@@ -93,7 +93,9 @@ def generate_tree(root: Path, capabilities: int = 40, modules: int = 100, seed: 
     planted = {"MIR101": 0, "MIR102": 0, "MIR103": 0, "MIR104": 0}
     for ci, cap in enumerate(caps):
         base = pkg / cap
-        names = {layer: [f"{layer[:3]}_{n:03d}" for n in range(per_layer[layer])] for layer in LAYERS}
+        names = {
+            layer: [f"{layer[:3]}_{n:03d}" for n in range(per_layer[layer])] for layer in LAYERS
+        }
         for layer in LAYERS:
             (base / layer).mkdir(parents=True)
             (base / layer / "__init__.py").write_text(f'"""{cap} {layer}."""\n')
@@ -104,8 +106,8 @@ def generate_tree(root: Path, capabilities: int = 40, modules: int = 100, seed: 
         doc = f"""\
             ---
             capability: {cap}
-            depends_on: [{', '.join(deps[cap])}]
-            public: [{', '.join(public)}]
+            depends_on: [{", ".join(deps[cap])}]
+            public: [{", ".join(public)}]
             ---
             # {cap}: a generated capability
             """
@@ -128,30 +130,36 @@ def generate_tree(root: Path, capabilities: int = 40, modules: int = 100, seed: 
                     imports.append(f"import {rng.choice(ADAPTER_LIBS)}")
                 if n == 1 and ci % 10 == 3:  # the handful of violations
                     if layer == "domain":
-                        imports.append(f"from capabilities.{cap}.adapters.{names['adapters'][0]} import Thing0_0")
+                        adapter = names["adapters"][0]
+                        imports.append(
+                            f"from capabilities.{cap}.adapters.{adapter} import Thing0_0"
+                        )
                         imports.append("import litellm")
                         planted["MIR101"] += 1
                         planted["MIR104"] += 1
                     elif layer == "application" and deps[cap]:
-                        imports.append(f"from capabilities.{deps[cap][0]}.domain.dom_000 import Thing0_0")
+                        imports.append(
+                            f"from capabilities.{deps[cap][0]}.domain.dom_000 import Thing0_0"
+                        )
                         imports.append(f"from capabilities.{caps[-1]} import Thing0_0")
                         planted["MIR102"] += 1
                         planted["MIR103"] += 1
                 text = _module_text(rng, cap, layer, n, imports)
                 (base / layer / f"{name}.py").write_text(text)
-    _write_importlinter(root, caps)
     (root / "pyproject.toml").write_text(
         '[project]\nname = "shop"\nversion = "0"\n\n[tool.mir]\ncapabilities = "capabilities"\n'
     )
     return planted
 
 
-def _write_importlinter(root: Path, caps: list[str]) -> None:
-    """Contracts equivalent to mir's layer and forbidden-import rules."""
+def write_contracts(path: Path, capabilities: int = 40) -> None:
+    """import-linter contracts equivalent to mir's layer and forbidden-import rules
+    (kept outside the tree, so ``mir`` does not pick them up and run them as well)."""
+    caps = [f"cap{i:02d}" for i in range(capabilities)]
     containers = "\n".join(f"    capabilities.{cap}" for cap in caps)
     domains = "\n".join(f"    capabilities.{cap}.domain" for cap in caps)
     applications = "\n".join(f"    capabilities.{cap}.application" for cap in caps)
-    (root / ".importlinter").write_text(
+    path.write_text(
         "[importlinter]\nroot_package = capabilities\ninclude_external_packages = True\n\n"
         "[importlinter:contract:layers]\nname = Layers inside every capability\ntype = layers\n"
         f"containers =\n{containers}\nlayers =\n    adapters\n    application\n    domain\n\n"
@@ -190,10 +198,15 @@ def main() -> int:
     planted = generate_tree(root, args.capabilities, args.modules)
     count = sum(1 for _ in root.rglob("*.py"))
     print(f"tree: {root} ({count} modules; planted {planted})")
+    contracts = workdir / "contracts.ini"
+    write_contracts(contracts, args.capabilities)
     mir_cache = workdir / "mir-cache"
     li_cache = workdir / "li-cache"
     mir = [MIR, "lint", "boundaries", str(root), "--format", "json"]
-    lint_imports = [LINT_IMPORTS, "--no-logo"]
+    lint_imports = [LINT_IMPORTS, "--no-logo", str(contracts)]
+    pyproject = root / "pyproject.toml"
+    with_syntax = pyproject.read_text()
+    without_syntax = with_syntax + "\n[tool.mir.lint]\nsyntax_errors = false\n"
     samples: dict[str, list[tuple[float, int]]] = {}
 
     def record(name: str, command: list[str]) -> None:
@@ -205,6 +218,9 @@ def main() -> int:
         record("mir warm", [*mir, "--cache-dir", str(mir_cache)])
         _touch_all(root)
         record("mir touched", [*mir, "--cache-dir", str(mir_cache)])
+        pyproject.write_text(without_syntax)
+        record("mir cold, syntax check off", [*mir, "--no-cache"])
+        pyproject.write_text(with_syntax)
         record("lint-imports cold", [*lint_imports, "--no-cache"])
         shutil.rmtree(li_cache, ignore_errors=True)
         record("lint-imports (fill cache)", [*lint_imports, "--cache-dir", str(li_cache)])
@@ -217,7 +233,7 @@ def main() -> int:
     print(f"mir findings on the tree: {found}\n")
     medians = {name: statistics.median(t for t, _ in runs) for name, runs in samples.items()}
     peaks = {name: max(rss for _, rss in runs) for name, runs in samples.items()}
-    print(f"| run | median s | peak RSS MB |\n|---|---:|---:|")
+    print("| run | median s | peak RSS MB |\n|---|---:|---:|")
     for name in samples:
         print(f"| {name} | {medians[name]:.2f} | {peaks[name] / 1024:.0f} |")
     cold = medians["mir cold"] / medians["lint-imports cold"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,21 @@ def test_check_syntax_reports_the_line() -> None:
     error = check_syntax(b"import os\n\ndef broken(:\n    pass\n")
     assert error is not None and error.lineno == 3
     assert check_syntax(b"import os\n") is None
+
+
+def test_generated_bench_tree_matches_ast(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("lint_speed", REPO / "bench" / "lint_speed.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.generate_tree(tmp_path, capabilities=4, modules=30)
+    paths = sorted(tmp_path.rglob("*.py"))
+    assert len(paths) > 100
+    for path in paths:
+        parts = path.relative_to(tmp_path).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        source = path.read_bytes()
+        assert extract_imports(source, module, is_package) == extract_imports_ast(
+            source, module, is_package
+        ), path
