@@ -172,3 +172,40 @@ def test_reading_a_store_that_was_never_written_creates_nothing(tmp_path):
     assert store.list_flows() == []
     assert store.count_events() == 0
     assert not (tmp_path / "absent").exists()
+
+
+def test_a_live_segment_is_read_but_never_compacted_until_its_writer_closes(tmp_path):
+    folder = tmp_path / "traces"
+    writer = TraceStore(folder, environ={})
+    reader = TraceStore(folder, environ={})
+    writer.append(decision_flow("f1"))
+    assert reader.compact().segments == 0  # the writer still holds its segment
+    assert reader.count_events() == 3
+    writer.append(decision_flow("f2"))  # same segment, chain continues
+    writer.close()
+    assert reader.compact().segments == 1
+    assert reader.count_events() == 6
+    lines, _ = reader.chain()
+    assert [line.n for line in lines] == list(range(6))
+
+
+def test_a_forked_child_writes_its_own_segment_and_both_chains_hold(tmp_path):
+    import os
+
+    from mir.traces import verify_traces
+
+    store = TraceStore(tmp_path / "traces", environ={})
+    store.append(decision_flow("parent-1"))
+    pid = os.fork()
+    if pid == 0:  # child: must not continue the parent's file or chain
+        try:
+            store.append(decision_flow("child"))
+            store.close()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    store.append(decision_flow("parent-2"))
+    store.close()
+    assert len(list(store.segments_dir.glob("*.jsonl"))) == 2
+    assert store.count_events() == 9
+    assert verify_traces(store).ok
