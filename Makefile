@@ -33,6 +33,7 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mir schema --check schemas
+	$(BIN)/mir lint boundaries .
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 format: install
