@@ -121,3 +121,55 @@ def test_unknown_format_and_missing_capabilities_are_usage_errors(run_mir, tmp_p
     assert result.returncode == 2 and "--format" in result.stderr
     result = run_mir("lint", "boundaries", str(tmp_path), "--no-cache")
     assert result.returncode == 2 and "capabilities folder" in result.stderr
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+def _codes(run_mir, root: Path) -> list[tuple[str, str, int]]:
+    result = run_mir("lint", "boundaries", str(root), "--no-cache", "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)["findings"]]
+
+
+DOC = "---\ncapability: refunds\ndepends_on: []\npublic: []\n---\n# refunds\n"
+
+
+def test_folders_without_init_are_linted_not_skipped(run_mir, tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.mir]\ncapabilities = "capabilities"\n',
+            "capabilities/refunds/__init__.py": "",
+            "capabilities/refunds/CLAUDE.md": DOC,
+            # domain/ is a namespace package: no __init__.py
+            "capabilities/refunds/domain/rules.py": "from capabilities.refunds.adapters import db",
+            "capabilities/refunds/adapters/db.py": "import duckdb\n",
+        },
+    )
+    assert _codes(run_mir, tmp_path) == [("MIR101", "capabilities/refunds/domain/rules.py", 1)]
+
+
+def test_files_with_newer_syntax_still_have_their_imports_checked(run_mir, tmp_path) -> None:
+    newer = "import litellm\n\ntype Amount = int\n"  # PEP 695: Python 3.12+
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.mir]\ncapabilities = "capabilities"\n',
+            "capabilities/refunds/__init__.py": "",
+            "capabilities/refunds/CLAUDE.md": DOC,
+            "capabilities/refunds/domain.py": newer,
+            "capabilities/refunds/application.py": b"# -*- coding: latin-1 -*-\nX = '\xe9'\n",
+        },
+    )
+    codes = _codes(run_mir, tmp_path)
+    assert ("MIR104", "capabilities/refunds/domain.py", 1) in codes
+    assert ("MIR301", "capabilities/refunds/domain.py", 3) in codes
+    assert not [c for c in codes if c[1].endswith("application.py")]  # latin-1 cookie honoured
