@@ -44,10 +44,11 @@ class FileSystemSource:
         if not folder.is_dir() and not self.required:
             return Layout(self.capabilities.replace("/", "."), [], [], frozenset())
         if not folder.is_dir():
+            pyproject = self.root / "pyproject.toml"
             raise ConfigError(
                 f"capabilities folder '{self.capabilities}' does not exist",
-                where=str(self.root / "pyproject.toml"),
-                hint="set [tool.mir] capabilities to the folder holding your capabilities",
+                where=str(pyproject if pyproject.is_file() else self.root),
+                hint="create it, or set `capabilities` in the tool.mir table of pyproject.toml",
             )
         try:
             folder.relative_to(self.root)

@@ -47,6 +47,16 @@ def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
     return check_contracts(root, config)
 
 
+def default_root() -> Path:
+    from mir.errors import ConfigError
+    from mir.project import find_project
+
+    try:
+        return find_project().root
+    except ConfigError:  # no [tool.mir] anywhere up: lint the current folder with defaults
+        return Path.cwd()
+
+
 def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
     """One run: import-linter contracts (if any) merged into the boundary findings, then
     the baseline applied to both."""
@@ -58,7 +68,7 @@ def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintR
     )
 
 
-def render_text(report: LintReport, root: Path) -> None:
+def render_text(report: LintReport) -> None:
     from rich.markup import escape
 
     out = console()
@@ -98,8 +108,11 @@ def register(app: typer.Typer) -> None:
 
     @lint.command("boundaries")
     def boundaries_command(
-        root: Path = typer.Argument(
-            Path("."), file_okay=False, help="Project folder (with pyproject.toml)."
+        root: Path | None = typer.Argument(
+            None,
+            file_okay=False,
+            help="Project folder (default: the nearest folder upward with [tool.mir], "
+            "else the current folder).",
         ),
         fmt: str = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
         baseline: Path | None = typer.Option(
@@ -123,6 +136,9 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in FORMATS:
             raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of {', '.join(FORMATS)}")
+        if watch and fmt != "text":
+            raise UsageError("--watch renders text only", hint="drop --format or --watch")
+        root = root if root is not None else default_root()
         options = LintOptions(
             use_cache=not no_cache,
             cache_dir=cache_dir.resolve() if cache_dir else None,
@@ -134,7 +150,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(0)
         report = lint_project(root, options, config)
         if fmt == "text":
-            render_text(report, root)
+            render_text(report)
         else:
             from mir.boundaries import render
 
@@ -178,7 +194,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
 
     def show(report: LintReport) -> None:
         out.clear()
-        render_text(report, root)
+        render_text(report)
         stats = report.stats
         out.print(
             f"[dim]{time.strftime('%H:%M:%S')} re-parsed {stats.parsed}, cached "
