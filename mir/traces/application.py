@@ -7,7 +7,7 @@ hand-written fake; ``TraceStore`` is the real adapter.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -24,7 +24,7 @@ class TraceReader(Protocol):
 
     def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]: ...
 
-    def chain(self) -> tuple[list[ChainLine], Mapping[str, tuple[int, str]]]: ...
+    def chain(self) -> tuple[Iterable[ChainLine], Mapping[str, tuple[int, str]]]: ...
 
 
 def parse_since(text: str, *, now: datetime | None = None) -> datetime:

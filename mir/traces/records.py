@@ -114,6 +114,20 @@ def encode_line(n: int, digest: str, body: str) -> str:
     return f'{{"v":{LINE_FORMAT},"n":{n},"hash":"{digest}",{body[1:]}\n'
 
 
+def stored_row_body(fields: dict[str, Any]) -> str:
+    """The canonical body of a stored row, for re-hashing: the same bytes that were
+    hashed when it was written. ``data`` is spliced in as the exact stored JSON text,
+    and the row is not validated (a tampered value must change the hash, not raise)."""
+    values = dict(fields)
+    values["at"] = instant_from_epoch_us(values["at"])
+    values["reasons"] = tuple(values.get("reasons") or ())
+    data = values.pop("data") or "{}"
+    head = TraceEvent.model_construct(**values).model_dump_json(
+        include=_STORED - {"data"}, warnings=False
+    )
+    return f'{head[:-1]},"data":{data}}}'
+
+
 def event_from_fields(fields: dict[str, Any]) -> TraceEvent:
     """Rebuild the event from stored columns (``at`` as epoch microseconds)."""
     values = dict(fields)

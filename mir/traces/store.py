@@ -51,7 +51,7 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.integrity import ChainLine
-from mir.traces.records import EVENT_FIELDS, canonical_body, event_from_fields, stored_body
+from mir.traces.records import EVENT_FIELDS, event_from_fields, stored_body, stored_row_body
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import (
     SegmentWriter,
@@ -236,26 +236,30 @@ class TraceStore:
         for row in self._query(sql, {}):
             yield event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True)))
 
-    def chain(self) -> tuple[list[ChainLine], dict[str, tuple[int, str]]]:
-        """Every stored line (duplicates included) in chain order, and the line count and
-        head hash each compacted segment had when it was loaded."""
-        with self._reading() as (con, has_db, files):
-            sql = (
-                f"SELECT segment, n, hash, {_EVENT_SELECT} FROM "
-                f"({database.stored_lines(has_db=has_db, files=files)}) ORDER BY segment, n"
-            )
-            lines = []
-            for row in con.execute(sql).fetchall():
-                event = event_from_fields(dict(zip(EVENT_FIELDS, row[3:], strict=True)))
-                body = canonical_body(event)
-                lines.append(ChainLine(row[0], row[1], row[2], body, event.event_id))
-            recorded: dict[str, tuple[int, str]] = {}
+    def chain(self) -> tuple[Iterator[ChainLine], dict[str, tuple[int, str]]]:
+        """Every stored line (duplicates included) in chain order, streamed, and the line
+        count and head hash each compacted segment had when it was loaded."""
+        recorded: dict[str, tuple[int, str]] = {}
+        with self._reading() as (con, has_db, _):
             if has_db:
                 for name, count, head in con.execute(
                     "SELECT name, lines, head FROM segments"
                 ).fetchall():
                     recorded[name] = (count, head)
-        return lines, recorded
+        return self._chain_lines(), recorded
+
+    def _chain_lines(self) -> Iterator[ChainLine]:
+        with self._reading() as (con, has_db, files):
+            sql = (
+                f"SELECT segment, n, hash, {_EVENT_SELECT} FROM "
+                f"({database.stored_lines(has_db=has_db, files=files)}) ORDER BY segment, n"
+            )
+            cursor = con.execute(sql)
+            while rows := cursor.fetchmany(10_000):
+                for row in rows:
+                    fields = dict(zip(EVENT_FIELDS, row[3:], strict=True))
+                    body = stored_row_body(fields)
+                    yield ChainLine(row[0], row[1], row[2], body, fields["event_id"])
 
     def export_parquet(self, output: Path) -> int:
         """Write every event to a Parquet file; returns the number of events."""

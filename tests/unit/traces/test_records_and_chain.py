@@ -9,6 +9,7 @@ from mir.traces.records import (
     genesis,
     link,
     stored_body,
+    stored_row_body,
 )
 from mir.traces.redaction import Redactor
 
@@ -37,6 +38,7 @@ def test_a_stored_row_rebuilds_the_same_body():
     row["at"] = (event.at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
     row["data"] = canonical_body(event).split('"data":', 1)[1][:-1]  # the JSON text kept
     assert canonical_body(event_from_fields(row)) == stored_body(event, Redactor())
+    assert stored_row_body(row) == stored_body(event, Redactor())
 
 
 def test_instants_are_stored_in_utc_whatever_the_input_zone():
