@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from mir.boundaries.application import run_lint
+from mir.boundaries.application import Parser, run_lint
 from mir.boundaries.baseline_file import JsonBaselineFile
 from mir.boundaries.cache import FileParseCache
 from mir.boundaries.files import FileSystemSource
 from mir.boundaries.findings import Finding
-from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs
+from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs, syntax_problems
 from mir.boundaries.report import LintReport
 from mir.boundaries.settings import LintOptions, LintSettings
 from mir.errors import ConfigError, UsageError
@@ -41,19 +42,40 @@ def load_lint_project(root: Path) -> tuple[Project, LintSettings]:
     return project, project.section("lint", LintSettings)
 
 
-def _pool_parser(workers: int):
+def _overlapping_parser(workers: int) -> Parser:
+    """Parse cache misses with the syntax check (the expensive half: a full C parse per
+    file) in ``workers - 1`` worker processes, while this process scans imports and
+    evaluates nothing else; small batches stay in-process (a fork costs more)."""
+
     def parse(jobs: list[ParseJob]) -> list[Parsed]:
-        if len(jobs) < POOL_THRESHOLD or workers < 2:
+        checked = [job for job in jobs if job.check_syntax]
+        if len(checked) < POOL_THRESHOLD or workers < 2:
             return parse_jobs(jobs)
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork: workers inherit the already-imported extractor (no re-import cost)
+        # fork: workers inherit the already-imported parser (no re-import cost)
         context = multiprocessing.get_context("fork")
-        size = -(-len(jobs) // (workers * 4))
-        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return [parsed for chunk in pool.map(parse_jobs, chunks) for parsed in chunk]
+        pool_size = workers - 1
+        size = -(-len(checked) // (pool_size * 4))
+        batches = [
+            [(job.path, job.source) for job in checked[i : i + size]]
+            for i in range(0, len(checked), size)
+        ]
+        with ProcessPoolExecutor(max_workers=pool_size, mp_context=context) as pool:
+            futures = [pool.submit(syntax_problems, batch) for batch in batches]
+            scanned = parse_jobs([replace(job, check_syntax=False) for job in jobs])
+            problems = {
+                path: problem
+                for batch, future in zip(batches, futures, strict=True)
+                for (path, _), problem in zip(batch, future.result(), strict=True)
+            }
+        merged = []
+        for job, result in zip(jobs, scanned, strict=True):
+            problem = result.problem or problems.get(job.path)
+            exports = None if problem is not None else result.exports
+            merged.append(Parsed(result.imports, problem, exports))
+        return merged
 
     return parse
 
@@ -96,6 +118,6 @@ def lint_boundaries(
         cache,
         baseline,
         update_baseline=options.update_baseline,
-        parse=_pool_parser(workers),
+        parse=_overlapping_parser(workers),
         extra_findings=extra_findings,
     )

@@ -64,6 +64,19 @@ def parse_jobs(jobs: list[ParseJob]) -> list[Parsed]:
     return [parse_job(job) for job in jobs]
 
 
+def syntax_problems(files: list[tuple[str, bytes]]) -> list[tuple[int, int, str] | None]:
+    """The parse problem of each ``(path, source)``: the half of ``parse_job`` that a
+    worker process can do while the main process scans imports."""
+    problems: list[tuple[int, int, str] | None] = []
+    for path, source in files:
+        error = check_syntax(source, path)
+        if error is None:
+            problems.append(None)
+        else:
+            problems.append((error.lineno or 1, max((error.offset or 1) - 1, 0), str(error.msg)))
+    return problems
+
+
 def exported_names(text: str) -> tuple[str, ...]:
     """Names a package ``__init__`` exports: its literal ``__all__``, else every public
     name bound at module level (imports, defs, classes, assignments)."""
