@@ -27,8 +27,10 @@ Readers
     mir process opens the file only under the folder lock, and a foreign holder (a
     duckdb shell) is reported as one line naming the file.
 
-Compaction also runs automatically, without waiting, when a writer rotates or a reader
-starts and at least ``compact_after`` closed segments are waiting.
+Compaction also runs automatically, never waiting for the lock, when a reader starts
+or a writer rotates to a new segment (then in a background thread, so an ``append``
+on a decision path never pays for it) and at least ``compact_after`` closed segments
+are waiting.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class TraceStore:
         self._compact_after = compact_after
         self._lock_timeout = lock_timeout
         self._mutex = threading.Lock()
+        self._background: threading.Thread | None = None
 
     @classmethod
     def for_project(cls, project: Project) -> TraceStore:
@@ -126,11 +129,16 @@ class TraceStore:
             self._writer.write(bodies)
             rotated = self._writer.rotations != rotations
         if rotated:
-            self._auto_compact()
+            self._compact_in_background()
 
     def close(self) -> None:
+        """Close this process's segment (it becomes compactable); waits for a background
+        compaction this store started."""
         with self._mutex:
             self._writer.close()
+            background, self._background = self._background, None
+        if background is not None:
+            background.join()
 
     def __enter__(self) -> TraceStore:
         return self
@@ -165,6 +173,18 @@ class TraceStore:
             skipped_lines=sum(bad.values()),
             quarantined=tuple(quarantined),
         )
+
+    def _compact_in_background(self) -> None:
+        # A compaction takes ~1 s per 100k events: never inside the caller's append,
+        # which sits on a decision path. Killing the process mid-way is safe (the load
+        # is one transaction and re-running it is a no-op).
+        with self._mutex:
+            if self._background is not None and self._background.is_alive():
+                return
+            self._background = threading.Thread(
+                target=self._auto_compact, name="mir-traces-compaction", daemon=True
+            )
+            self._background.start()
 
     def _auto_compact(self) -> None:
         if len(closed_segments(self.segments_dir)) < self._compact_after:
