@@ -27,9 +27,32 @@ from typing import Any
 
 from mir.boundaries.parsing import Parsed
 
-CACHE_VERSION = f"mir-lint-4-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"mir-lint-4-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "boundaries-index.marshal"
 ENTRIES_FILE = "boundaries-entries.marshal"
+
+
+def linter_fingerprint() -> str:
+    """Format + Python version + the stat of every source file of this linter: editing a
+    rule or the scanner (an editable install, mir linting itself) invalidates the cache
+    instead of serving findings computed by the old code."""
+    package = Path(__file__).parent
+    parts = [CACHE_FORMAT]
+    for folder in (package, package / "rules"):
+        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+            if entry.name.endswith(".py"):
+                stat = entry.stat()
+                parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "|".join(parts)
+
+
+_FINGERPRINT: list[str] = []
+
+
+def _version() -> str:
+    if not _FINGERPRINT:
+        _FINGERPRINT.append(linter_fingerprint())
+    return _FINGERPRINT[0]
 
 
 def _load(path: Path | None) -> Any:
@@ -39,7 +62,7 @@ def _load(path: Path | None) -> Any:
         version, payload = marshal.loads(path.read_bytes())
     except (EOFError, ValueError, TypeError, OSError):
         return None
-    return payload if version == CACHE_VERSION else None
+    return payload if version == _version() else None
 
 
 def _store(path: Path, payload: Any) -> None:
@@ -47,7 +70,7 @@ def _store(path: Path, payload: Any) -> None:
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps((CACHE_VERSION, payload)))
+            out.write(marshal.dumps((_version(), payload)))
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

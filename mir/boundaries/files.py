@@ -132,7 +132,9 @@ class FileSystemSource:
         lines = {}
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
-            lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _FIELD.finditer(text)}
+            end = text.find("\n---", 3)  # field lines of the front matter only
+            front = text if end == -1 else text[:end]
+            lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _FIELD.finditer(front)}
             doc = load_intent_doc(path)
         except MirUserError as exc:
             match = _WHERE_LINE.search(exc.where or "")
