@@ -10,7 +10,7 @@ flow exactly.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mir.errors import MirUserError
 
 FlowStatus = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
+FLOW_STATUSES: tuple[str, ...] = get_args(FlowStatus)
 Step = Literal[
     "snapshot", "infer", "validate", "route", "review", "recheck", "execute", "fallback", "final"
 ]

@@ -44,8 +44,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from mir.errors import UsageError
 from mir.traces import database
 from mir.traces.domain import (
+    FLOW_STATUSES,
     CompactionResult,
     FlowSummary,
     TraceEvent,
@@ -219,6 +221,10 @@ class TraceStore:
         limit: int = 50,
     ) -> list[FlowSummary]:
         """Flows, most recently updated first, optionally filtered."""
+        if status is not None and status not in FLOW_STATUSES:
+            raise UsageError(
+                f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
+            )
         params: dict[str, Any] = {"limit": limit}
         where, outer = "true", ["true"]
         if agent is not None:
@@ -251,10 +257,15 @@ class TraceStore:
         return int(rows[0][0])
 
     def events(self) -> Iterator[TraceEvent]:
-        """Every event, ordered by time then flow and seq (for export)."""
-        sql = f'SELECT {_EVENT_SELECT} FROM ({{events}}) ORDER BY "at", flow_id, seq'
-        for row in self._query(sql, {}):
-            yield event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True)))
+        """Every event, ordered by time then flow and seq, streamed (for export)."""
+        with self._reading() as (con, has_db, files):
+            source = database.unique_events(has_db=has_db, files=files)
+            cursor = con.execute(
+                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq'
+            )
+            while rows := cursor.fetchmany(10_000):
+                for row in rows:
+                    yield event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True)))
 
     def chain(self) -> tuple[Iterator[ChainLine], dict[str, tuple[int, str]]]:
         """Every stored line (duplicates included) in chain order, streamed, and the line

@@ -209,3 +209,10 @@ def test_a_forked_child_writes_its_own_segment_and_both_chains_hold(tmp_path):
     assert len(list(store.segments_dir.glob("*.jsonl"))) == 2
     assert store.count_events() == 9
     assert verify_traces(store).ok
+
+
+def test_an_unknown_status_filter_is_a_usage_error(store):
+    from mir.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown flow status 'done'"):
+        store.list_flows(status="done")
