@@ -191,3 +191,25 @@ def test_the_trace_folder_is_configurable(run_mir, tmp_path):
     store.append(seeded_flow("c0ffee11", "triage", "executed", NOW))
     store.close()
     assert flows_json(run_mir, tmp_path) == ["c0ffee11"]
+
+
+def test_a_database_held_by_another_program_is_one_line_and_exit_2(run_mir, project):
+    import subprocess
+    import sys
+
+    run_mir("traces", "compact", cwd=project)
+    db = project / ".mir" / "traces" / "traces.duckdb"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
+         "print('holding', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        result = run_mir("traces", "list", cwd=project)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "held open by another program" in line and "traces.duckdb" in line
