@@ -10,7 +10,6 @@ import json
 from xml.etree import ElementTree
 
 from mir import __version__
-from mir.boundaries.findings import Finding
 from mir.boundaries.report import LintReport
 from mir.boundaries.rules import RuleInfo, all_rules
 
@@ -37,36 +36,31 @@ def render_json(report: LintReport) -> str:
     return json.dumps(payload, indent=2)
 
 
-def _rule_index(rules: list[RuleInfo], extra: list[Finding]) -> dict[str, int]:
-    index = {rule.code: i for i, rule in enumerate(rules)}
-    for finding in extra:
-        index.setdefault(finding.code, len(index))
-    return index
+def _descriptor(rule: RuleInfo) -> dict[str, object]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.doc},
+        "help": {"text": rule.doc, "markdown": rule.doc},
+        "defaultConfiguration": {"level": "error"},
+    }
 
 
 def render_sarif(report: LintReport) -> str:
-    rules = all_rules()
-    findings = [*report.findings]
-    index = _rule_index(rules, findings)
-    descriptors = [
-        {
-            "id": rule.code,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": rule.doc},
-            "help": {"text": rule.doc, "markdown": rule.doc},
-            "defaultConfiguration": {"level": "error"},
-        }
-        for rule in rules
-    ]
-    known = {rule.code for rule in rules}
-    for code, position in sorted(index.items(), key=lambda item: item[1]):
-        if code not in known:
-            rule_name = next(f.rule for f in findings if f.code == code)
+    findings = list(report.findings)
+    descriptors = [_descriptor(rule) for rule in all_rules()]
+    index = {descriptor["id"]: i for i, descriptor in enumerate(descriptors)}
+    for finding in findings:  # codes from outside the catalogue (import-linter contracts)
+        if finding.code not in index:
+            index[finding.code] = len(descriptors)
             descriptors.append(
-                {"id": code, "name": rule_name, "shortDescription": {"text": rule_name}}
+                {
+                    "id": finding.code,
+                    "name": finding.rule,
+                    "shortDescription": {"text": finding.rule},
+                }
             )
-            assert len(descriptors) == position + 1
     results = [
         {
             "ruleId": finding.code,

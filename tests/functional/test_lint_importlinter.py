@@ -55,3 +55,19 @@ def test_a_bad_contract_config_is_a_config_error(run_mir, tmp_path: Path) -> Non
     result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--config", str(config))
     assert result.returncode == 2
     assert result.stderr.startswith("error:")
+
+
+def test_contract_findings_get_their_own_sarif_rules(run_mir, tmp_path: Path) -> None:
+    import jsonschema
+
+    tree = tmp_path / "media"
+    shutil.copytree(FIXTURES / "importlinter" / "forbidden", tree)
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "sarif")
+    assert result.returncode == 1, result.stderr
+    log = json.loads(result.stdout)
+    schema_path = FIXTURES / "lint" / "schemas" / "sarif-2.1.0-required.schema.json"
+    jsonschema.validate(log, json.loads(schema_path.read_text()))
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    for item in log["runs"][0]["results"]:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        assert item["ruleId"].startswith("IL")
