@@ -313,3 +313,23 @@ def test_an_aborted_flow_exits_1(run_mir, app: Path):
     )
     assert result.returncode == 1
     assert record["status"] == "aborted" and record["reasons"][-1] == "no_fallback_rule"
+
+
+def test_a_caller_role_without_the_right_falls_back(run_mir, app: Path):
+    name = script(app, GOOD, GOOD, GOOD)
+    result, record = run(
+        run_mir, app, "--provider", "scripted", "--responses", name, "--role", "guest", "--json"
+    )
+    assert result.returncode == 0
+    assert "role_not_allowed" in record["reasons"] and record["action"] == "escalate"
+    assert [e["action"] for e in executed(app)] == ["escalate"]
+
+
+def test_the_rules_provider_decides_without_a_model(run_mir, app: Path):
+    small = json.dumps({"order_id": "A1", "amount": 12})
+    result = run_mir(
+        "run", "agent", "refunds.triage", "--input", small, "--provider", "rules", "--json", cwd=app
+    )
+    record = json.loads(result.stdout)
+    assert record["status"] == "fallback" and record["decision"]["amount"] == 12
+    assert record["reasons"] == [] and record["provider"] == "rules"
