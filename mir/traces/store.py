@@ -373,12 +373,24 @@ def _load_segments(con: duckdb.DuckDBPyConnection, files: list[Path]) -> tuple[i
             f"INSERT INTO events ({columns}) SELECT {columns} FROM "
             f"({database.raw_segment_lines(fresh)}) WHERE event_id IS NOT NULL"
         )
+        fresh_names = {"names": [path.name for path in fresh]}
         recorded = con.execute(
             "INSERT INTO segments SELECT segment, max(n) + 1, arg_max(hash, n), now() "
             "FROM events WHERE list_contains($names, segment) GROUP BY segment "
             "RETURNING name, lines",
-            {"names": [path.name for path in fresh]},
+            fresh_names,
         ).fetchall()
+        # Lines whose event_id was stored before (or twice in this batch): all copies
+        # stay for the hash chain, all but the first are shadowed for reads.
+        con.execute(
+            "INSERT INTO shadowed SELECT segment, n FROM events WHERE event_id IN ("
+            "  SELECT event_id FROM events WHERE event_id IN ("
+            "    SELECT event_id FROM events WHERE list_contains($names, segment))"
+            "  GROUP BY event_id HAVING count(*) > 1) "
+            "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY segment, n) > 1 "
+            "EXCEPT SELECT segment, n FROM shadowed",
+            fresh_names,
+        )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

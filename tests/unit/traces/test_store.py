@@ -74,6 +74,14 @@ def test_an_event_appended_twice_counts_once_in_segments_and_database(store):
     store.append(events)  # again, now that the first copies live in the database
     assert store.count_events() == 3
     assert len(store.flow("f1")) == 3
+    store.close()
+    store.compact()
+    con = duckdb.connect(str(store.db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM events").fetchone() == (9,)  # the chain keeps all
+    assert con.execute("SELECT count(*) FROM shadowed").fetchone() == (6,)
+    con.close()
+    assert store.count_events() == 3
+    assert [s.steps for s in store.list_flows()] == [3]
 
 
 def test_a_torn_last_line_is_skipped_and_the_segment_quarantined(store):
@@ -216,3 +224,25 @@ def test_an_unknown_status_filter_is_a_usage_error(store):
 
     with pytest.raises(UsageError, match="unknown flow status 'done'"):
         store.list_flows(status="done")
+
+
+def test_the_duplicates_migration_shadows_copies_already_in_an_older_database(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    con = duckdb.connect(str(folder / "traces.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
+    for name, sql in MIGRATIONS[:2]:
+        con.execute(sql)
+        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
+    for segment in ("a.jsonl", "b.jsonl"):  # the same event stored by two segments
+        con.execute(
+            "INSERT INTO events (segment, n, v, hash, event_id, flow_id, seq, step, agent, "
+            '"at", reasons, prompt_tokens, completion_tokens, cost_usd, latency_ms, data) '
+            "VALUES (?, 0, 1, 'h', 'e1', 'f', 0, 'final', 'a', now(), [], 0, 0, 0, 0, '{}')",
+            [segment],
+        )
+    con.close()
+    store = TraceStore(folder, environ={})
+    assert store.count_events() == 1
+    con = duckdb.connect(str(folder / "traces.duckdb"), read_only=True)
+    assert con.execute("SELECT segment, n FROM shadowed").fetchall() == [("b.jsonl", 0)]
