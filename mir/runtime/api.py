@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mir.contracts import Route
+from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
 from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
 from mir.project import Project, find_project
@@ -57,7 +57,7 @@ class Agent:
         return self.parts.name
 
     @property
-    def contract(self) -> Any:
+    def contract(self) -> AgentContract:
         return self.parts.contract
 
     def decide(

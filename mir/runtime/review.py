@@ -32,6 +32,7 @@ class StoredFlow:
     flow_id: str
     agent: str
     contract_path: str
+    contract_hash: str
     phase: Literal["pending", "interrupted", "ended"]
     status: str | None
     decision: dict[str, Any] | None
@@ -78,6 +79,7 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         flow_id=flow_id,
         agent=snapshot.agent,
         contract_path=str(snap.get("contract", "")),
+        contract_hash=str(snap.get("contract_hash", "")),
         phase=phase,
         status=status,
         decision=source.get("decision"),
@@ -111,7 +113,14 @@ def resume_flow(
     rec = FlowRecorder(deps.traces, flow.flow_id, parts.name, next_seq=flow.next_seq)
     tail = Tail(parts, deps, rec, flow.state)
     now = deps.clock()
-    review = {"verdict": verdict, "by": by, "at": now.isoformat(), "reason": reason}
+    review = {
+        "verdict": verdict,
+        "by": by,
+        "at": now.isoformat(),
+        "reason": reason,
+        # The decision is validated against the contract as it is NOW; say if it moved.
+        "contract_changed": parts.contract_hash != flow.contract_hash,
+    }
     if flow.phase == "interrupted":
         # Straight to the ledger: the world may have changed *because* the executor ran,
         # so a re-check here would wrongly call a completed action stale.

@@ -85,3 +85,20 @@ def test_json_arguments_name_the_option(value: str, message: str):
 def test_json_arguments_from_a_file(tmp_path: Path):
     (tmp_path / "in.json").write_text('{"a": 1}')
     assert read_json_object(f"@{tmp_path / 'in.json'}", "--input") == {"a": 1}
+
+
+def test_a_contract_tightened_before_approval_is_enforced_at_execution(app: Path):
+    traces = MemoryTraces()
+    low = {**GOOD, "confidence": 0.2}
+    script = responses(app, low, low)
+    with load_agent(
+        "refunds.triage", project=app, provider="scripted", responses=script, traces=traces
+    ) as agent:
+        pending = agent.decide({"order_id": "A1", "amount": 40})
+    contract = app / "capabilities/refunds/agents/triage.yaml"
+    contract.write_text(contract.read_text().replace("maximum: 500", "maximum: 30"))
+    record = approve(pending.flow_id, project=app, traces=traces)
+    assert record.status == "aborted" and "limit_exceeded" in record.reasons
+    review = next(e for e in traces.flow(pending.flow_id) if e.step == "review")
+    assert review.data["contract_changed"] is True
+    assert not (app / "executed.jsonl").exists()

@@ -32,6 +32,7 @@ def test_approve_executes_the_stored_decision_and_records_who_and_when():
     review = next(e for e in h.traces.flow(record.flow_id) if e.step == "review")
     assert review.data["verdict"] == "approve" and review.data["by"] == "ana"
     assert review.data["at"].startswith("2026-01-01")
+    assert review.data["contract_changed"] is False
 
 
 def test_reject_executes_nothing_and_keeps_the_reason():
