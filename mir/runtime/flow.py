@@ -15,6 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from mir.contracts import Route
+from mir.errors import ConfigError, UsageError
 from mir.inference import ModelRequest, ProviderError
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances
@@ -53,9 +54,16 @@ class DecisionFlow:
         contract = self.parts.contract
         flow_id = uuid4().hex
         rec = FlowRecorder(self.deps.traces, flow_id, self.parts.name)
+        if not isinstance(input, Mapping) or not isinstance(context, Mapping | None):
+            raise UsageError("a decision's input and context must be mappings (JSON objects)")
         source = "caller" if context is not None else "none"
         if context is None and self.parts.context_loader is not None:
             context, source = self.parts.context_loader(dict(input)), "loader"
+            if not isinstance(context, Mapping):
+                raise ConfigError(
+                    f"context_loader returned {type(context).__name__}, expected a mapping",
+                    where=str(self.parts.contract_path),
+                )
         snap = ContextSnapshot.take(
             input,
             context or {},

@@ -23,7 +23,11 @@ def canonical_json(value: Any) -> str:
 
 
 def sha256_hex(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    """Hash of the canonical spelling. World state may hold values JSON cannot (a
+    datetime, a NaN from a sensor): the hash only needs to be deterministic, so those
+    are spelled with ``str`` / ``NaN`` instead of failing the decision."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def freeze(value: Any) -> Any:

@@ -244,3 +244,15 @@ def test_rules_only_routes_skip_the_model():
     record = run(h, input={**INPUT, "amount": 5})
     assert record.status == "fallback" and record.reasons == []
     assert h.providers["local"].requests == []
+
+
+def test_inputs_that_are_not_mappings_are_usage_errors():
+    import pytest
+
+    from mir.errors import ConfigError, UsageError
+
+    with pytest.raises(UsageError):
+        run(harness([decision()]), input=["not", "a", "dict"])
+    bad_loader = harness([decision()], world=lambda _input: [1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="context_loader returned list"):
+        run(bad_loader)

@@ -56,3 +56,12 @@ def test_a_field_the_scope_does_not_list_never_reaches_the_prompt():
     snap = ContextSnapshot.take({"id": 1}, {"total": 1})
     assert dict(snap.visible_input) == {} and dict(snap.visible_context) == {}
     assert snap.context["total"] == 1  # still part of the snapshot and its hash
+
+
+def test_world_state_json_cannot_spell_still_hashes_deterministically():
+    from datetime import datetime
+
+    when = datetime(2026, 1, 1)
+    a = ContextSnapshot.take({}, {"seen": when, "reading": float("nan")})
+    b = ContextSnapshot.take({}, {"reading": float("nan"), "seen": when})
+    assert a.state_hash == b.state_hash
