@@ -1,0 +1,1 @@
+"""Capabilities of support-desk: one vertical slice per sub-package (see CLAUDE.md)."""

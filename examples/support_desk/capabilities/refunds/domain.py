@@ -1,0 +1,95 @@
+"""refunds: tickets, orders, customers, the triage decision and the refund policy.
+
+Standard library + pydantic only: the rules of the business live here, so they stay
+testable without a database, a network or a model.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Category = Literal["damaged", "not_delivered", "wrong_item", "changed_mind", "other"]
+OrderStatus = Literal["shipped", "delivered", "cancelled"]
+
+# The largest refund the triage agent may trigger (also a limit in agents/triage.yaml,
+# where the integrity check enforces it before any executor runs).
+MAX_AUTOMATIC_REFUND = 200.0
+
+
+class Ticket(BaseModel):
+    """A customer's refund request, as the support form submits it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ticket_id: str = Field(min_length=1, max_length=32)
+    customer_id: str = Field(min_length=1, max_length=32)
+    order_id: str = Field(pattern=r"^A-[0-9]{4}$")
+    category: Category
+    requested_amount: float = Field(ge=0)
+    message: str = Field(max_length=500)
+
+
+class Customer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    tier: Literal["standard", "gold"] = "standard"
+    refunds_last_90d: int = Field(0, ge=0)
+
+
+class Order(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    customer_id: str
+    total: float = Field(ge=0)
+    status: OrderStatus
+    refunded: float = Field(0.0, ge=0)
+
+    @property
+    def refundable(self) -> float:
+        return round(max(self.total - self.refunded, 0.0), 2)
+
+
+class TriageDecision(BaseModel):
+    """What the triage agent proposes; mir validates it before any executor runs.
+
+    Field order is the order the model writes them in (constrained decoding follows
+    the schema): the category first, so the action is decided after the model has
+    restated what the ticket is about. Strings are short and bounded: a rambling model
+    fails validation instead of flooding an executor, and the decoding grammar stays
+    small (llama.cpp unrolls ``max_length`` into nested rules).
+    """
+
+    category: Category
+    action: Literal["refund", "reject", "escalate"]
+    order_id: str = Field(pattern=r"^A-[0-9]{4}$")
+    amount: float = Field(ge=0)
+    confidence: float = Field(ge=0, le=1)
+    reason: str = Field(max_length=40)
+
+
+class RefundRefused(Exception):
+    """The refund breaks the policy; nothing was paid."""
+
+
+def check_refund(order: Order | None, amount: float) -> None:
+    """The policy every refund passes right before money moves, whoever proposed it.
+
+    The contract caps a single refund (``MAX_AUTOMATIC_REFUND``); this adds what the
+    contract cannot see: the order must exist, not be cancelled, and still have that
+    much left to refund.
+    """
+    if order is None:
+        raise RefundRefused("unknown order")
+    if order.status == "cancelled":
+        raise RefundRefused(f"order {order.id} is cancelled")
+    if amount <= 0:
+        raise RefundRefused("a refund must be positive")
+    if amount > order.refundable:
+        raise RefundRefused(
+            f"{amount:.2f} exceeds what is left to refund on {order.id} ({order.refundable:.2f})"
+        )
