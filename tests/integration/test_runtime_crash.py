@@ -131,3 +131,28 @@ def test_an_approval_killed_mid_execution_is_never_executed_again(app: Path, tmp
     with TraceStore.for_project(load_project_at(app)) as store:
         steps = [(e.step, e.data.get("verdict")) for e in store.flow(flow_id) if e.step == "review"]
     assert steps == [("review", "approve"), ("review", "replay")]
+
+
+def test_two_reviewers_approving_at_once_execute_it_once(app: Path):
+    low = {**GOOD, "confidence": 0.2}
+    (app / "r.jsonl").write_text((json.dumps(json.dumps(low)) + "\n") * 2)
+    first = mir(
+        app,
+        "run",
+        "agent",
+        "refunds.triage",
+        "--input",
+        INPUT,
+        "--provider",
+        "scripted",
+        "--responses",
+        "r.jsonl",
+        "--json",
+    )
+    out, _ = first.communicate(timeout=120)
+    flow_id = json.loads(out)["flow_id"]
+    reviewers = [mir(app, "approve", flow_id, "--by", name, "--json") for name in ("ana", "bo")]
+    results = [p.communicate(timeout=120) for p in reviewers]
+    assert len(executions(app)) == 1
+    records = [json.loads(out) for out, _ in results if out]
+    assert any(r["executed"] and r["reasons"][-1:] != ["already_executed"] for r in records)
