@@ -25,7 +25,7 @@ from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
-from mir.traces import TraceSettings, TraceStore
+from mir.traces import TraceEvent, TraceSettings, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 
@@ -68,6 +68,10 @@ class Agent:
         role: str = "agent",
     ) -> DecisionRecord:
         return self._flow.decide(input, context, role=role)
+
+    def trace(self, flow_id: str) -> list[TraceEvent]:
+        """The flow's events in order (what evals check trajectories against)."""
+        return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
         if self._owns_traces:

@@ -39,7 +39,10 @@ def test_decide_then_approve_through_the_api(app: Path):
         "refunds.triage", project=app, provider="scripted", responses=script, traces=traces
     ) as agent:
         assert agent.name == "refunds.triage"
-        assert agent.decide({"order_id": "A1", "amount": 40}).status == "executed"
+        done = agent.decide({"order_id": "A1", "amount": 40})
+        assert done.status == "executed"
+        steps = [e.step for e in agent.trace(done.flow_id)]
+        assert steps[0] == "snapshot" and steps[-1] == "final"
         pending = agent.decide({"order_id": "A1", "amount": 40})
         # a caller-supplied context the loader's world contradicts
         claimed = agent.decide({"order_id": "A1", "amount": 40}, {"order_total": 1})
