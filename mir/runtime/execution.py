@@ -45,6 +45,7 @@ class FlowState:
     started: float
     tokens: int = 0
     cost: float = 0.0
+    model_ms: float = 0.0
     provider: str | None = None
     model: str | None = None
 
@@ -71,7 +72,9 @@ class Tail:
             reasons=record.reasons,
             provider=record.provider,
             model=record.model,
-            latency_ms=record.latency_ms,
+            # The rest of the flow's time beyond its model calls: a flow's events then sum
+            # to its wall time (trace summaries add latencies up).
+            latency_ms=max(0.0, round(record.latency_ms - self.state.model_ms, 3)),
             cost_usd=self.state.cost,
             data={"record": record.model_dump()},
         )

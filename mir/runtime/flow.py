@@ -277,6 +277,7 @@ class DecisionFlow:
             tokens = response.prompt_tokens + response.completion_tokens
             state.tokens += tokens
             state.cost += response.cost_usd
+            state.model_ms += response.latency_ms
             state.provider, state.model = response.provider, response.model
             tail.rec.emit(
                 "infer",

@@ -256,3 +256,22 @@ def test_inputs_that_are_not_mappings_are_usage_errors():
     bad_loader = harness([decision()], world=lambda _input: [1, 2])  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="context_loader returned list"):
         run(bad_loader)
+
+
+def test_step_latencies_add_up_to_the_flow_wall_time():
+    import time
+
+    h = harness([])
+    provider = h.providers["local"]
+
+    def timed(request):
+        started = time.perf_counter()
+        time.sleep(0.02)
+        measured = (time.perf_counter() - started) * 1000
+        return ModelResponse(text=decision(), provider="local", model="m", latency_ms=measured)
+
+    provider.complete = timed  # type: ignore[method-assign]
+    record = run(h)
+    events = h.traces.flow(record.flow_id)
+    assert events[1].latency_ms > 0 and events[-1].latency_ms > 0
+    assert abs(sum(e.latency_ms for e in events) - record.latency_ms) < 0.01
