@@ -90,16 +90,20 @@ def render_text(report: LintReport) -> None:
             emoji=False,
         )
     stats = report.stats
-    scope = f"{stats.files} files, {stats.capabilities} capabilities"
+    scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
     extra = f", {len(report.baselined)} baselined" if report.baselined else ""
     if report.baseline_written:
         out.print(f"Baseline written: {report.baseline_path}")
     if report.findings:
-        count = len(report.findings)
-        noun = "finding" if count == 1 else "findings"
-        out.print(f"[bold red]Found {count} {noun}[/] ({scope}{extra}).", markup=True)
+        found = _count(len(report.findings), "finding")
+        out.print(f"[bold red]Found {found}[/] ({scope}{extra}).", markup=True)
     else:
         out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
+
+
+def _count(number: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{number} {noun if number == 1 else plural}"
 
 
 def register(app: typer.Typer) -> None:
