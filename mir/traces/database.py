@@ -76,16 +76,22 @@ def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     import duckdb
 
     if path is None:
-        return duckdb.connect(":memory:")
+        return _quiet(duckdb.connect(":memory:"))
     deadline = time.monotonic() + LOCK_RETRY_SECONDS
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            return _quiet(duckdb.connect(str(path), read_only=read_only))
         except duckdb.Error as exc:
             locked = "lock" in str(exc).lower()
             if not locked or time.monotonic() >= deadline:
                 raise _explain(path, exc, locked=locked) from exc
             time.sleep(0.05)  # another program may be about to let go of the file
+
+
+def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    # DuckDB draws a progress bar on stdout for long queries: never in mir's output.
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
