@@ -45,6 +45,7 @@ def test_precheck_sees_secrets_escaped_inside_json_text():
     [
         "Bearer abcdefgh12345678",
         "bearer abcdefgh12345678",
+        "BEARER abcdefgh12345678",
         "sk-ant-api03-ABCDEFGHIJKLMNOP",
         "ghp_ABCDEFGHIJKLMNOPQRSTUVWX",
         "xoxb-1234567890-abcdef",
