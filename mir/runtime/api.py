@@ -187,7 +187,10 @@ def _resume(
             if matches:
                 flow_id, events = matches[0], store.flow(matches[0])
         stored = read_flow(flow_id, events)
-        parts = load_parts(resolve_contract(stored.contract_path, proj), proj.root)
+        stored_path = Path(stored.contract_path)
+        if not stored_path.is_absolute():
+            stored_path = proj.root / stored_path
+        parts = load_parts(resolve_contract(str(stored_path), proj), proj.root)
         deps = RuntimeDeps(
             traces=store,
             ledger=_ledger(proj),

@@ -89,7 +89,7 @@ class DecisionFlow:
                 "context_source": source,
                 "state_hash": snap.state_hash,
                 "snapshot_hash": snap.snapshot_hash,
-                "contract": str(self.parts.contract_path),
+                "contract": self.parts.contract_ref,
                 "contract_hash": self.parts.contract_hash,
                 "contract_version": contract.version,
                 "role": role,

@@ -102,6 +102,7 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         name=agent_name(contract, contract_path),
         contract=contract,
         contract_path=contract_path,
+        contract_ref=_ref(contract_path, root),
         contract_hash=hashlib.sha256(contract_path.read_bytes()).hexdigest(),
         decision_schema=schema,
         integrity=IntegrityCheck(contract=contract, schema_check=check, schema_fields=fields),
@@ -109,6 +110,11 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         executors=executors,
         context_loader=loader,
     )
+
+
+def _ref(path: Path, root: Path) -> str:
+    resolved, base = path.resolve(), root.resolve()
+    return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(resolved)
 
 
 def _callable(value: Any, ref: str, where: str) -> Callable[..., Any]:

@@ -60,6 +60,9 @@ class AgentParts:
     name: str  # "capability.agent": the name in traces and in the suspension state
     contract: AgentContract
     contract_path: Path
+    # What the traces record: relative to the project root when inside it, so a flow
+    # stays resumable after the project moves (another checkout, a CI workspace).
+    contract_ref: str
     contract_hash: str
     decision_schema: dict[str, Any]
     integrity: IntegrityCheck

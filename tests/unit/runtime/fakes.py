@@ -220,6 +220,7 @@ def harness(
         name="refunds.triage",
         contract=c,
         contract_path=Path("capabilities/refunds/agents/triage.yaml"),
+        contract_ref="capabilities/refunds/agents/triage.yaml",
         contract_hash="c0ffee",
         decision_schema=schema,
         integrity=IntegrityCheck(

@@ -105,3 +105,19 @@ def test_a_contract_tightened_before_approval_is_enforced_at_execution(app: Path
     review = next(e for e in traces.flow(pending.flow_id) if e.step == "review")
     assert review.data["contract_changed"] is True
     assert not (app / "executed.jsonl").exists()
+
+
+def test_a_pending_flow_survives_the_project_moving(app: Path, tmp_path: Path):
+    traces = MemoryTraces()
+    script = responses(app, {**GOOD, "confidence": 0.2}, {**GOOD, "confidence": 0.2})
+    with load_agent(
+        "refunds.triage", project=app, provider="scripted", responses=script, traces=traces
+    ) as agent:
+        pending = agent.decide({"order_id": "A1", "amount": 40})
+    snapshot = traces.flow(pending.flow_id)[0]
+    assert snapshot.data["contract"] == "capabilities/refunds/agents/triage.yaml"
+    moved = tmp_path / "moved"
+    shutil.move(app, moved)
+    record = approve(pending.flow_id, project=moved, traces=traces)
+    assert record.status == "executed"
+    assert (moved / "executed.jsonl").exists()
