@@ -121,7 +121,7 @@ def render_record(record: DecisionRecord, as_json: bool) -> None:
             table.add_row("decision", json.dumps(record.decision, ensure_ascii=False))
         table.add_row("reasons", ", ".join(record.reasons) or "-")
         table.add_row("model", f"{record.provider or '-'} / {record.model or '-'}")
-        table.add_row("cost", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
+        table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
         if record.status == "pending_review":
             table.add_row("next", f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")
         title = f"{record.agent}  flow {record.flow_id}"
