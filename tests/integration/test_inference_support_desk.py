@@ -1,0 +1,77 @@
+"""The support_desk example end to end: its own test suite, its CLI runs on recorded
+responses, and two real decisions of the embedded SmolLM2 model (slow)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mir.contracts import load_contract
+from tests.conftest import REPO, RunMir
+
+EXAMPLE = REPO / "examples" / "support_desk"
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    copy = tmp_path / "support_desk"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    return copy
+
+
+def test_the_contract_validates() -> None:
+    contract = load_contract(EXAMPLE / "capabilities" / "refunds" / "agents" / "triage.yaml")
+    assert contract.actions["refund"].limits["amount"].maximum == 200
+
+
+def test_the_example_suite_passes(desk: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=desk,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+def test_a_recorded_refund_pending_review_is_approved_once(desk: Path, run_mir: RunMir) -> None:
+    ran = run_mir(
+        "run", "agent", "refunds.triage", "--input", "@inputs/blender_broken.json",
+        "--provider", "scripted", "--responses", "responses/blender_broken.jsonl", "--json",
+        cwd=desk,
+    )  # fmt: skip
+    record = json.loads(ran.stdout)
+    assert (record["status"], record["action"], record["executed"]) == (
+        "pending_review",
+        "refund",
+        False,
+    )
+    assert not (desk / ".mir" / "support_ledger.json").exists()
+    approved = run_mir("approve", record["flow_id"], cwd=desk)
+    assert approved.returncode == 0, approved.stderr
+    ledger = json.loads((desk / ".mir" / "support_ledger.json").read_text())
+    assert [(e["kind"], e["order_id"], e["amount"]) for e in ledger.values()] == [
+        ("refund", "A-1002", 149.0)
+    ]
+
+
+@pytest.mark.slow
+def test_embedded_model_refunds_the_mug_and_waits_for_a_human_on_the_blender(desk: Path) -> None:
+    from mir import load_agent
+
+    def ticket(name: str) -> dict:
+        return json.loads((desk / "inputs" / f"{name}.json").read_text())
+
+    with load_agent("refunds.triage", project=desk) as agent:
+        mug = agent.decide(ticket("damaged_mug"))
+        blender = agent.decide(ticket("blender_broken"))
+    assert (mug.status, mug.action, mug.provider) == ("executed", "refund", "llama")
+    assert mug.decision is not None and mug.decision["amount"] == 24.9
+    assert (blender.status, blender.action) == ("pending_review", "refund")
