@@ -8,7 +8,7 @@ which is how the tests build a whole runtime with fakes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,7 @@ def _override_routes(parts: AgentParts, provider: str | None) -> AgentParts:
     if ensemble is not None and not set(ensemble.routes) <= names:
         ensemble = None
     new = contract.model_copy(update={"routes": routes, "ensemble": ensemble})
-    return AgentParts(**{**parts.__dict__, "contract": new})
+    return replace(parts, contract=new)
 
 
 def load_agent(
