@@ -117,3 +117,10 @@ def test_an_interrupted_flow_cannot_be_rejected():
     h.traces.events = [e for e in h.traces.events if e.step != "final"]
     with pytest.raises(UsageError, match="cannot be rejected"):
         resume(h, record.flow_id, "reject")
+
+
+def test_a_flow_waiting_for_review_stays_approvable_while_the_agent_is_suspended():
+    h = harness([decision(confidence=0.4)])
+    flow_id = pending(h).flow_id
+    h.states.suspended.add("refunds.triage")
+    assert resume(h, flow_id).status == "executed"
