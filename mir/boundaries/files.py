@@ -90,7 +90,10 @@ class FileSystemSource:
                     found[capability][2] = True
                 if not name.endswith(".py") or _excluded(rel, excludes):
                     continue
-                stat = entry.stat()
+                try:
+                    stat = entry.stat()
+                except OSError:  # a dangling symlink: nothing to lint
+                    continue
                 is_package = name == "__init__.py"
                 if capability is not None:
                     found[capability][0] = True
@@ -120,7 +123,13 @@ class FileSystemSource:
         return Layout(base, files, capabilities, _local_roots(import_root))
 
     def read(self, path: str) -> bytes:
-        return (self.root / path).read_bytes()
+        try:
+            with open(os.path.join(self.root, path), "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read: {exc.strerror}", where=path, hint="fix its permissions or exclude it"
+            ) from exc
 
     def intent(self, capability: CapabilityDir) -> IntentInfo | None:
         from mir.boundaries.model import IntentInfo

@@ -173,3 +173,20 @@ def test_files_with_newer_syntax_still_have_their_imports_checked(run_mir, tmp_p
     assert ("MIR104", "capabilities/refunds/domain.py", 1) in codes
     assert ("MIR301", "capabilities/refunds/domain.py", 3) in codes
     assert not [c for c in codes if c[1].endswith("application.py")]  # latin-1 cookie honoured
+
+
+def test_dangling_symlinks_and_odd_names_do_not_crash(run_mir, tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.mir]\ncapabilities = "capabilities"\n',
+            "capabilities/refunds/__init__.py": "",
+            "capabilities/refunds/CLAUDE.md": DOC,
+            "capabilities/refunds/my-script.py": "import os\n",
+        },
+    )
+    (tmp_path / "capabilities" / "refunds" / "gone.py").symlink_to(tmp_path / "missing.py")
+    (tmp_path / "capabilities" / "refunds" / "loop").symlink_to(tmp_path / "capabilities")
+    result = run_mir("lint", "boundaries", str(tmp_path), "--no-cache")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(2 files, 1 capability)" in result.stdout
