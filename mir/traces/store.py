@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
 from mir.traces import database
+from mir.traces.compaction import load_segments, remove_compacted
 from mir.traces.domain import (
     FLOW_STATUSES,
     CompactionResult,
@@ -57,14 +58,7 @@ from mir.traces.domain import (
 from mir.traces.integrity import ChainLine
 from mir.traces.records import EVENT_FIELDS, event_from_fields, stored_body, stored_row_body
 from mir.traces.redaction import Redactor, secret_env_values
-from mir.traces.segments import (
-    SegmentWriter,
-    closed_segments,
-    folder_lock,
-    line_count,
-    segment_files,
-    torn_tail,
-)
+from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
 
 if TYPE_CHECKING:
     import duckdb
@@ -165,7 +159,7 @@ class TraceStore:
                 files = closed_segments(self.segments_dir)
                 if not files:
                     return CompactionResult()
-                loaded, bad = _load_segments(con, files)
+                loaded, bad = load_segments(con, files)
             finally:
                 con.close()
             quarantined = remove_compacted(files, bad, self.quarantine_dir)
@@ -347,74 +341,6 @@ class TraceStore:
                 finally:
                     con.close()
             self.compact()
-
-
-def _load_segments(con: duckdb.DuckDBPyConnection, files: list[Path]) -> tuple[int, dict[str, int]]:
-    """Load the files in one transaction; returns (lines loaded, unreadable per segment).
-
-    One pass over the files (a staging table doubled the cost). The per-segment record
-    is computed from the rows just inserted; unreadable lines are the file's lines that
-    did not load.
-    """
-    names = [path.name for path in files]
-    loaded_before = {
-        row[0]
-        for row in con.execute(
-            "SELECT name FROM segments WHERE list_contains($names, name)", {"names": names}
-        ).fetchall()
-    }
-    fresh = [path for path in files if path.name not in loaded_before]
-    if not fresh:
-        return 0, {}
-    columns = database.quoted(database.STORED_COLUMNS)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute(
-            f"INSERT INTO events ({columns}) SELECT {columns} FROM "
-            f"({database.raw_segment_lines(fresh)}) WHERE event_id IS NOT NULL"
-        )
-        fresh_names = {"names": [path.name for path in fresh]}
-        recorded = con.execute(
-            "INSERT INTO segments SELECT segment, max(n) + 1, arg_max(hash, n), now() "
-            "FROM events WHERE list_contains($names, segment) GROUP BY segment "
-            "RETURNING name, lines",
-            fresh_names,
-        ).fetchall()
-        # Lines whose event_id was stored before (or twice in this batch): all copies
-        # stay for the hash chain, all but the first are shadowed for reads.
-        con.execute(
-            "INSERT INTO shadowed SELECT segment, n FROM events WHERE event_id IN ("
-            "  SELECT event_id FROM events WHERE event_id IN ("
-            "    SELECT event_id FROM events WHERE list_contains($names, segment))"
-            "  GROUP BY event_id HAVING count(*) > 1) "
-            "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY segment, n) > 1 "
-            "EXCEPT SELECT segment, n FROM shadowed",
-            fresh_names,
-        )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    loaded = dict(recorded)
-    bad = {}
-    for path in fresh:
-        lines = line_count(path)
-        if lines != loaded.get(path.name, 0):
-            bad[path.name] = lines - loaded.get(path.name, 0)
-    return sum(loaded.values()), bad
-
-
-def remove_compacted(files: list[Path], bad: dict[str, int], quarantine: Path) -> list[str]:
-    """Delete loaded segments; move those with unreadable lines aside for inspection."""
-    moved = []
-    for path in files:
-        if path.name in bad or torn_tail(path):
-            quarantine.mkdir(parents=True, exist_ok=True)
-            path.rename(quarantine / path.name)
-            moved.append(path.name)
-        else:
-            path.unlink(missing_ok=True)
-    return moved
 
 
 def _with_instants(row: dict[str, Any]) -> dict[str, Any]:
