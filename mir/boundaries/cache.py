@@ -66,12 +66,19 @@ def _load(path: Path | None) -> Any:
 
 
 def _store(path: Path, payload: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    """Write atomically; a cache that cannot be written (read-only checkout, full disk)
+    costs speed, never the lint result."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError:
+        return
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(marshal.dumps((_version(), payload)))
         os.replace(temp, path)
+    except OSError:
+        Path(temp).unlink(missing_ok=True)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

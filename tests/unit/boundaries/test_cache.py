@@ -51,3 +51,12 @@ def test_entries_of_files_no_longer_used_are_dropped(tmp_path: Path) -> None:
     again = FileParseCache(tmp_path)
     assert again.get("digest:a:0:1") is None and again.digest_for("a.py", (1, 2)) is None
     assert again.get("other:b:0:1") == PARSED
+
+
+def test_an_unwritable_cache_folder_is_not_an_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    cache = FileParseCache(blocker / "cache")
+    cache.remember("a.py", (1, 2), "digest")
+    cache.save()  # nothing written, nothing raised
+    assert not (blocker / "cache").exists()
