@@ -17,6 +17,21 @@ if TYPE_CHECKING:
     import duckdb
 
 
+def next_batch(files: list[Path], budget: int) -> list[Path]:
+    """The oldest files up to ``budget`` bytes (always at least one)."""
+    batch, size = [], 0
+    for path in files:
+        try:
+            length = path.stat().st_size
+        except FileNotFoundError:
+            continue
+        if batch and size + length > budget:
+            break
+        batch.append(path)
+        size += length
+    return batch
+
+
 def load_segments(con: duckdb.DuckDBPyConnection, files: list[Path]) -> tuple[int, dict[str, int]]:
     """Load the files in one transaction; returns (lines loaded, unreadable per segment).
 

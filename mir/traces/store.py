@@ -15,17 +15,19 @@ and an eval must all write traces at once, so the hot path never touches DuckDB:
     Compacted events. ``compact()`` takes the exclusive folder lock
     (``traces.lock``), bulk-loads every *closed* segment with one
     ``INSERT ... SELECT FROM read_json`` (~100x faster than row inserts), records the
-    segments in the same transaction, then deletes the files. A compactor killed
-    between commit and delete leaves files the next run recognises as loaded: no
-    event is lost, none is counted twice. Segments with unreadable lines are moved to
-    ``quarantine/``, not deleted.
+    segments in the same transaction, then deletes the files (a backlog goes in
+    ~64 MB batches, letting go of the lock in between: readers wait ~1 s at most).
+    A compactor killed between commit and delete leaves files the next run
+    recognises as loaded: no event is lost, none is counted twice. Segments with
+    unreadable lines are moved to ``quarantine/``, not deleted.
 Readers
     take the folder lock *shared* (so a compaction never runs mid-query), open the
     database read-only and query ``events UNION ALL read_json(live segments)``,
-    deduplicated by ``event_id``. Torn last lines (a write in progress, or a crashed
-    writer) read as nothing. DuckDB's own lock errors never reach users: every
-    mir process opens the file only under the folder lock, and a foreign holder (a
-    duckdb shell) is reported as one line naming the file.
+    one row per ``event_id`` (repeats found at compaction are listed in
+    ``shadowed``). Torn last lines (a write in progress, or a crashed writer) read
+    as nothing. DuckDB's own lock errors never reach users: every mir process opens
+    the file only under the folder lock, and a foreign holder (a duckdb shell) is
+    reported as one line naming the file.
 
 Compaction also runs automatically, never waiting for the lock, when a reader starts
 or a writer rotates to a new segment (then in a background thread, so an ``append``
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
 from mir.traces import database
-from mir.traces.compaction import load_segments, remove_compacted
+from mir.traces.compaction import load_segments, next_batch, remove_compacted
 from mir.traces.domain import (
     FLOW_STATUSES,
     CompactionResult,
@@ -86,6 +88,7 @@ class TraceStore:
         segment_events: int = 20_000,
         compact_after: int = 8,
         lock_timeout: float = 30.0,
+        batch_bytes: int = 64 << 20,
     ) -> None:
         self.directory = Path(directory)
         self.segments_dir = self.directory / "segments"
@@ -97,6 +100,7 @@ class TraceStore:
         self._writer = SegmentWriter(self.segments_dir, max_lines=segment_events, fsync=fsync)
         self._compact_after = compact_after
         self._lock_timeout = lock_timeout
+        self._batch_bytes = batch_bytes
         self._mutex = threading.Lock()
         self._background: threading.Thread | None = None
 
@@ -147,22 +151,39 @@ class TraceStore:
     # -- compaction ----------------------------------------------------------------
 
     def compact(self, *, wait: float | None = None) -> CompactionResult:
-        """Fold closed segments into the database; ``skipped`` if another process is."""
-        with folder_lock(
-            self.lock_path, exclusive=True, wait=self._lock_timeout if wait is None else wait
-        ) as locked:
-            if not locked:
-                return CompactionResult(skipped=True)
-            con = database.connect(self.db_path, read_only=False)
-            try:
-                database.migrate(con)
-                files = closed_segments(self.segments_dir)
-                if not files:
-                    return CompactionResult()
-                loaded, bad = load_segments(con, files)
-            finally:
-                con.close()
-            quarantined = remove_compacted(files, bad, self.quarantine_dir)
+        """Fold closed segments into the database; ``skipped`` if another process is.
+
+        Works in batches of about ``batch_bytes`` of segment files, releasing the lock
+        between batches, so a large backlog never blocks readers for long (~1 s a batch).
+        """
+        patience = self._lock_timeout if wait is None else wait
+        total = CompactionResult()
+        while True:
+            with folder_lock(self.lock_path, exclusive=True, wait=patience) as locked:
+                if not locked:
+                    return total.model_copy(update={"skipped": not total.segments})
+                batch = self._compact_batch()
+            if batch.segments == 0:
+                return total
+            total = CompactionResult(
+                segments=total.segments + batch.segments,
+                events=total.events + batch.events,
+                skipped_lines=total.skipped_lines + batch.skipped_lines,
+                quarantined=total.quarantined + batch.quarantined,
+            )
+
+    def _compact_batch(self) -> CompactionResult:
+        """One batch, under the exclusive lock the caller holds."""
+        con = database.connect(self.db_path, read_only=False)
+        try:
+            database.migrate(con)
+            files = next_batch(closed_segments(self.segments_dir), self._batch_bytes)
+            if not files:
+                return CompactionResult()
+            loaded, bad = load_segments(con, files)
+        finally:
+            con.close()
+        quarantined = remove_compacted(files, bad, self.quarantine_dir)
         return CompactionResult(
             segments=len(files),
             events=loaded,

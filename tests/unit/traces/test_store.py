@@ -246,3 +246,17 @@ def test_the_duplicates_migration_shadows_copies_already_in_an_older_database(tm
     assert store.count_events() == 1
     con = duckdb.connect(str(folder / "traces.duckdb"), read_only=True)
     assert con.execute("SELECT segment, n FROM shadowed").fetchall() == [("b.jsonl", 0)]
+
+
+def test_a_backlog_is_compacted_in_batches_that_release_the_lock(tmp_path):
+    folder = tmp_path / "traces"
+    with TraceStore(folder, environ={}, segment_events=3, compact_after=10**6) as writer:
+        for i in range(5):
+            writer.append(decision_flow(f"f{i}"))
+    store = TraceStore(folder, environ={}, batch_bytes=1, compact_after=10**6)
+    result = store.compact()
+    assert (result.segments, result.events) == (5, 15)
+    con = duckdb.connect(str(store.db_path), read_only=True)
+    batches = con.execute("SELECT count(DISTINCT compacted_at) FROM segments").fetchone()
+    con.close()
+    assert batches == (5,)  # one transaction per segment: the lock was let go in between
