@@ -21,6 +21,7 @@ from __future__ import annotations
 import codecs
 import re
 import symtable
+from functools import cache
 
 from mir.boundaries.imports import ImportRef, resolve_relative
 
@@ -40,22 +41,32 @@ _REST_PATTERN = rf"(?:{_WS}|[^\n;#\\])*"
 # One match per keyword: the boring stretch before it, then the whole statement when it
 # is one (``from`` can also be ``yield from`` / ``raise ... from``), so each import
 # costs one regex call and no Python-level tokenising.
-_NEXT_KEYWORD = re.compile(
+_NEXT_KEYWORD_PATTERN = (
     rf"(?:{_BORING})*+(?:"
     rf"(?P<from>from)(?=[\s.\\]){_WS}*(?P<fmod>[\w.](?:[\w.]|{_WS})*?){_WS}*(?<![\w])import\b"
     rf"{_WS}*(?:\((?P<paren>(?:\#[^\n]*|[^)#])*)\)|(?P<frest>{_REST_PATTERN}))"
     rf"|(?P<import>import)\b(?P<irest>{_REST_PATTERN})"
     rf"|(?P<tc>TYPE_CHECKING)\b"
-    rf"|from\b)",
-    re.DOTALL,
+    rf"|from\b)"
 )
 _TC_PREFIX = re.compile(r"([ \t\f]*)(?:el)?if(?:[ \t\f(])[ \t\f(]*(?:\w+[ \t\f]*\.[ \t\f]*)*")
 _TC_SUFFIX = re.compile(r"[ \t\f)]*:")
 _COMMENT = re.compile(r"#[^\n]*")
 _SPACE = re.compile(r"[\s\\]+")
-_BRACKETS = re.compile(rf"\#[^\n]*|{_STRINGS}|[()\[\]{{}}]", re.DOTALL)
+_BRACKETS_PATTERN = rf"\#[^\n]*|{_STRINGS}|[()\[\]{{}}]"
 _LINE_START = re.compile(r"^([ \t\f]*)[^ \t\f\n#]", re.MULTILINE)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+@cache
+def _next_keyword() -> re.Pattern[str]:
+    """Compiled on first use: a cached lint run never scans, so never pays for it."""
+    return re.compile(_NEXT_KEYWORD_PATTERN, re.DOTALL)
+
+
+@cache
+def _brackets() -> re.Pattern[str]:
+    return re.compile(_BRACKETS_PATTERN, re.DOTALL)
 
 
 def decode_source(source: bytes) -> str:
@@ -109,7 +120,7 @@ def scan_imports(source: bytes | str, importer: str, is_package: bool) -> list[I
     rows: list[ImportRow] = []
     blocks: list[tuple[int, int]] = []  # TYPE_CHECKING bodies as (start, end) offsets
     line, counted_to, position = 1, 0, 0
-    match_next = _NEXT_KEYWORD.match
+    match_next = _next_keyword().match
     while (match := match_next(text, position)) is not None:
         position = match.end()
         groups = match.groupdict()
@@ -184,7 +195,7 @@ def _type_checking_body(text: str, after: int, indent: str) -> tuple[int, int]:
 def _is_logical_line_start(text: str, block_start: int, position: int) -> bool:
     """True when ``position`` (a line start) is outside brackets, strings and continuations."""
     depth = 0
-    for token in _BRACKETS.finditer(text, block_start):
+    for token in _brackets().finditer(text, block_start):
         if token.start() >= position:
             break
         if token.end() > position:
