@@ -67,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     except MirUserError as exc:
         if debug:
             raise
-        error_console().print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        from rich.markup import escape
+
+        # escape: messages quote things like "[tool.mir]", which rich would eat as markup
+        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         return exc.exit_code
     except typer.Abort:
         error_console().print("aborted")

@@ -11,6 +11,8 @@ import yaml
 from mir.errors import ConfigError
 
 FRONT_MATTER_FENCE = "---"
+# libyaml's C loader when available: a cold lint reads every intent doc.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,13 @@ class LocatedDocument:
 def parse_yaml(text: str, where: str, line_offset: int = 0) -> LocatedDocument:
     """Parse YAML safely; malformed YAML becomes a ConfigError naming file and line."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        # one parse: compose the node tree (for line numbers), then construct from it
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1 + line_offset}" if mark else ""
