@@ -58,7 +58,13 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.integrity import ChainLine
-from mir.traces.records import EVENT_FIELDS, event_from_fields, stored_body, stored_row_body
+from mir.traces.records import (
+    EVENT_FIELDS,
+    event_from_fields,
+    instant_from_epoch_us,
+    stored_body,
+    stored_row_body,
+)
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
 
@@ -356,17 +362,22 @@ class TraceStore:
                 con = database.connect(self.db_path if has_db else None, read_only=True)
                 try:
                     # A database written by an older mir is migrated before it is read.
-                    if not (has_db and attempt == 0 and database.pending_migrations(con)):
+                    pending = has_db and database.pending_migrations(con)
+                    if not pending:
                         yield con, has_db, segment_files(self.segments_dir)
                         return
                 finally:
                     con.close()
+            if attempt:
+                raise TraceStoreError(
+                    "the trace database has an older schema and could not be upgraded",
+                    where=str(self.db_path),
+                    hint="run `mir traces compact` when no other mir process is compacting",
+                )
             self.compact()
 
 
 def _with_instants(row: dict[str, Any]) -> dict[str, Any]:
-    from mir.traces.records import instant_from_epoch_us
-
     return {
         **row,
         "started_at": instant_from_epoch_us(row["started_at"]),
