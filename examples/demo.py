@@ -1,0 +1,107 @@
+"""mir end to end, on the embedded local model (no key, no network).
+
+    python examples/demo.py [--keep DIR]
+
+1. scaffold a fresh project (``mir init``, ``mir new capability``, ``mir new agent``)
+   and lint it;
+2. copy the support-desk example, lint its boundaries;
+3. run the refund-triage agent on sample tickets with SmolLM2 through llama.cpp: each
+   model output is a proposal that the integrity check validates before anything runs;
+4. approve the decisions a human must review (``mir approve``);
+5. list the traces and show one flow step by step.
+
+Every step runs the real ``mir`` executable, printed as ``$ mir ...`` so it can be
+replayed by hand. Work happens in a temporary folder, printed at the start and kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+MIR = Path(sys.executable).parent / "mir"
+EXAMPLE = Path(__file__).resolve().parent / "support_desk"
+TICKETS = ["damaged_mug", "changed_mind", "blender_broken", "laptop_not_delivered"]
+
+
+def banner(title: str) -> None:
+    print(f"\n\033[1m== {title} ==\033[0m", flush=True)
+
+
+def mir(*args: str, cwd: Path, show: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI; echo the command and, unless ``show`` is False, its output."""
+    print(f"\n$ mir {' '.join(args)}", flush=True)
+    result = subprocess.run([str(MIR), *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if show:
+        print(result.stdout, end="")
+    if result.stderr:
+        print(result.stderr, end="", file=sys.stderr)
+    if result.returncode not in (0, 1):
+        sys.exit(f"demo: `mir {' '.join(args)}` failed with exit code {result.returncode}")
+    return result
+
+
+def scaffold(workdir: Path) -> None:
+    banner("1. Scaffold a capability-first project")
+    project = workdir / "scaffolded"
+    project.mkdir()
+    mir("init", ".", cwd=project)
+    mir("new", "capability", "support-desk", cwd=project)
+    mir("new", "agent", "support_desk", "triage", cwd=project)
+    mir("lint", "boundaries", cwd=project)
+
+
+def decide(project: Path) -> list[dict]:
+    banner("3. Decide: the model proposes, the integrity check disposes")
+    records = []
+    for ticket in TICKETS:
+        mir("run", "agent", "refunds.triage", "--input", f"@inputs/{ticket}.json", cwd=project)
+        listing = mir("traces", "list", "--limit", "1", "--json", cwd=project, show=False)
+        records.extend(json.loads(listing.stdout))
+    return records
+
+
+def review(project: Path, records: list[dict]) -> None:
+    banner("4. Human review: approve what the agent was not sure about")
+    pending = [r for r in records if r["status"] == "pending_review"]
+    if not pending:
+        print("No decision fell below the review threshold in this run.")
+    for record in pending:
+        mir("approve", record["flow_id"], "--by", "demo-reviewer", cwd=project)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="work in this folder instead of a temp one")
+    args = parser.parse_args()
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="mir-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"mir demo: working in {workdir}")
+
+    scaffold(workdir)
+
+    banner("2. The support-desk example: lint its boundaries")
+    project = workdir / "support_desk"
+    shutil.copytree(
+        EXAMPLE, project, ignore=shutil.ignore_patterns(".mir", "__pycache__", ".*_cache")
+    )
+    mir("lint", "boundaries", cwd=project)
+
+    records = decide(project)
+    review(project, records)
+
+    banner("5. Traces: every step of every decision, in DuckDB")
+    mir("traces", "list", cwd=project)
+    if records:
+        mir("traces", "show", records[0]["flow_id"], cwd=project)
+    print(f"\nDone. Everything above is in {workdir} (traces under support_desk/.mir/).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
