@@ -19,14 +19,18 @@ from mir.traces.records import CHAIN_FIELDS, EVENT_FIELDS
 if TYPE_CHECKING:
     import duckdb
 
-_EVENT_COLUMNS = ", ".join(f'"{name}" {kind}' for name, kind in EVENT_FIELDS.items())
+# Migrations are frozen text: never derived from code that may change later.
 MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
     (
         "0001_create_events",
         # One row per segment line, keyed by (segment, n): the physical record the hash
         # chain covers. Readers dedupe by event_id (a caller may append an event twice).
         "CREATE TABLE events (segment VARCHAR NOT NULL, n BIGINT NOT NULL, v INTEGER, "
-        f"hash VARCHAR, {_EVENT_COLUMNS})",
+        'hash VARCHAR, "event_id" VARCHAR, "flow_id" VARCHAR, "seq" BIGINT, '
+        '"step" VARCHAR, "agent" VARCHAR, "at" TIMESTAMPTZ, "status" VARCHAR, '
+        '"reasons" VARCHAR[], "provider" VARCHAR, "model" VARCHAR, "prompt_hash" VARCHAR, '
+        '"prompt_version" VARCHAR, "prompt_tokens" BIGINT, "completion_tokens" BIGINT, '
+        '"cost_usd" DOUBLE, "latency_ms" DOUBLE, "data" VARCHAR)',
     ),
     (
         "0002_create_segments",

@@ -260,3 +260,12 @@ def test_a_backlog_is_compacted_in_batches_that_release_the_lock(tmp_path):
     batches = con.execute("SELECT count(DISTINCT compacted_at) FROM segments").fetchone()
     con.close()
     assert batches == (5,)  # one transaction per segment: the lock was let go in between
+
+
+def test_the_migrated_schema_has_a_column_for_every_stored_field(tmp_path):
+    from mir.traces.database import STORED_COLUMNS
+
+    con = duckdb.connect(str(tmp_path / "t.duckdb"))
+    migrate(con)
+    columns = [row[0] for row in con.execute("DESCRIBE events").fetchall()]
+    assert columns == list(STORED_COLUMNS)
