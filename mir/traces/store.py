@@ -37,6 +37,7 @@ are waiting.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -156,7 +157,9 @@ class TraceStore:
 
     # -- compaction ----------------------------------------------------------------
 
-    def compact(self, *, wait: float | None = None) -> CompactionResult:
+    def compact(
+        self, *, wait: float | None = None, max_batches: int | None = None
+    ) -> CompactionResult:
         """Fold closed segments into the database; ``skipped`` if another process is.
 
         Works in batches of about ``batch_bytes`` of segment files, releasing the lock
@@ -164,7 +167,7 @@ class TraceStore:
         """
         patience = self._lock_timeout if wait is None else wait
         total = CompactionResult()
-        while True:
+        for _ in range(max_batches) if max_batches is not None else itertools.count():
             with folder_lock(self.lock_path, exclusive=True, wait=patience) as locked:
                 if not locked:
                     return total.model_copy(update={"skipped": not total.segments})
@@ -177,6 +180,7 @@ class TraceStore:
                 skipped_lines=total.skipped_lines + batch.skipped_lines,
                 quarantined=total.quarantined + batch.quarantined,
             )
+        return total
 
     def _compact_batch(self) -> CompactionResult:
         """One batch, under the exclusive lock the caller holds."""
@@ -205,15 +209,20 @@ class TraceStore:
             if self._background is not None and self._background.is_alive():
                 return
             self._background = threading.Thread(
-                target=self._auto_compact, name="mir-traces-compaction", daemon=True
+                target=self._auto_compact,
+                kwargs={"max_batches": None},
+                name="mir-traces-compaction",
+                daemon=True,
             )
             self._background.start()
 
-    def _auto_compact(self) -> None:
+    def _auto_compact(self, *, max_batches: int | None = 1) -> None:
+        # A reader compacts one batch at most before answering: a large backlog is the
+        # background writers' (or `mir traces compact`'s) job, not a query's.
         if len(closed_segments(self.segments_dir)) < self._compact_after:
             return
         try:
-            self.compact(wait=0)
+            self.compact(wait=0, max_batches=max_batches)
         except TraceStoreError:
             # Best effort: the events are safe in their segments. Readers report the
             # database problem themselves; an append must never fail because of it.

@@ -269,3 +269,13 @@ def test_the_migrated_schema_has_a_column_for_every_stored_field(tmp_path):
     migrate(con)
     columns = [row[0] for row in con.execute("DESCRIBE events").fetchall()]
     assert columns == list(STORED_COLUMNS)
+
+
+def test_a_reader_compacts_at_most_one_batch_before_answering(tmp_path):
+    folder = tmp_path / "traces"
+    with TraceStore(folder, environ={}, segment_events=3, compact_after=10**6) as writer:
+        for i in range(3):
+            writer.append(decision_flow(f"f{i}"))
+    reader = TraceStore(folder, environ={}, batch_bytes=1, compact_after=1)
+    assert reader.count_events() == 9
+    assert len(list(reader.segments_dir.glob("*.jsonl"))) == 2
