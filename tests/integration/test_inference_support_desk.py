@@ -41,21 +41,35 @@ def test_the_example_suite_passes(desk: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
-def test_a_recorded_refund_pending_review_is_approved_once(desk: Path, run_mir: RunMir) -> None:
-    ran = run_mir(
-        "run", "agent", "refunds.triage", "--input", "@inputs/blender_broken.json",
-        "--provider", "scripted", "--responses", "responses/blender_broken.jsonl", "--json",
-        cwd=desk,
-    )  # fmt: skip
-    record = json.loads(ran.stdout)
-    assert (record["status"], record["action"], record["executed"]) == (
-        "pending_review",
-        "refund",
-        False,
-    )
+def test_recorded_refunds_wait_for_review_and_a_paid_order_makes_the_second_stale(
+    desk: Path, run_mir: RunMir
+) -> None:
+    def pending() -> str:
+        ran = run_mir(
+            "run", "agent", "refunds.triage", "--input", "@inputs/blender_broken.json",
+            "--provider", "scripted", "--responses", "responses/blender_broken.jsonl", "--json",
+            cwd=desk,
+        )  # fmt: skip
+        record = json.loads(ran.stdout)
+        assert (record["status"], record["action"], record["executed"]) == (
+            "pending_review",
+            "refund",
+            False,
+        )
+        return record["flow_id"]
+
+    first, second = pending(), pending()
     assert not (desk / ".mir" / "support_ledger.json").exists()
-    approved = run_mir("approve", record["flow_id"], cwd=desk)
-    assert approved.returncode == 0, approved.stderr
+
+    def approve(flow_id: str) -> dict:
+        done = run_mir("approve", flow_id, "--json", cwd=desk)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert approve(first)["status"] == "executed"
+    # The refund changed the order (nothing left to refund): the second is never paid.
+    stale = approve(second)
+    assert (stale["status"], stale["executed"]) == ("stale", False)
     ledger = json.loads((desk / ".mir" / "support_ledger.json").read_text())
     assert [(e["kind"], e["order_id"], e["amount"]) for e in ledger.values()] == [
         ("refund", "A-1002", 149.0)
