@@ -163,8 +163,11 @@ class LiteLLMProvider:
         except MirError:
             raise
         except Exception as exc:  # every failure of the remote call is the provider's
-            # str(exc) never holds the key: litellm redacts it from its messages.
-            raise ProviderError(f"litellm: {type(exc).__name__}: {exc}") from exc
+            message = str(exc)
+            key = kwargs.get("api_key")
+            if key and key != PLACEHOLDER_KEY:  # the message is traced: never the key
+                message = message.replace(key, "***")
+            raise ProviderError(f"litellm: {type(exc).__name__}: {message}") from None
         latency_ms = (time.perf_counter() - started) * 1000
         choice = response.choices[0]
         usage = getattr(response, "usage", None)

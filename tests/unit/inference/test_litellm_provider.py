@@ -151,3 +151,14 @@ def test_request_fields_override_the_route(fake: FakeLiteLLM) -> None:
         "openai/b",
         "http://localhost:9/v1",
     )
+
+
+def test_a_key_echoed_in_an_error_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-secret-123")
+    fake = FakeLiteLLM(fail=RuntimeError("401: bad key sk-secret-123 for model"))
+    monkeypatch.setattr(remote, "_litellm", lambda: fake)
+    provider = LiteLLMProvider("openai/tiny", api_base=LOCAL, api_key_env="MY_KEY")
+    with pytest.raises(ProviderError) as caught:
+        provider.complete(request())
+    assert "sk-secret-123" not in str(caught.value)
+    assert caught.value.__cause__ is None  # the original exception (with the key) is dropped
