@@ -133,6 +133,8 @@ def local_route(root: Path, rounds: int) -> dict[str, float]:
         "bare_min_ms": min(bare_times) * 1000,
         "ratio": statistics.median(mir_times) / statistics.median(bare_times),
         "min_ratio": min(mir_times) / min(bare_times),
+        # each round's two calls ran back to back: their ratio cancels slow load drift
+        "paired": statistics.median(m / b for m, b in zip(mir_times, bare_times, strict=True)),
         "calls": statistics.mean(calls),
     }
 
@@ -246,6 +248,8 @@ def main() -> int:
                  f"target <= 1.05x: {verdict}"),
                 ("(a) decide / bare call, minimums", f"{a['min_ratio']:.3f}x",
                  "least disturbed run of each side"),
+                ("(a) decide / bare call, median of paired rounds", f"{a['paired']:.3f}x",
+                 "each round's two calls back to back"),
             ]  # fmt: skip
             emit(rows)
         b = scripted(project(folder / "b"), args.decisions)
