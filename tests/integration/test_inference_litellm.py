@@ -12,7 +12,9 @@ from mir.errors import ConfigError
 from mir.inference import LiteLLMProvider, Message, ModelRequest, ProviderError, provider_for
 from tests.support.fixtures import SERVER_ALIAS, free_port
 
-pytestmark = pytest.mark.slow  # a server process, and `import litellm` takes ~8 s
+# A server process and `import litellm` (~8 s): keep these tests on one xdist worker so
+# they share one server and one import.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llama_server")]
 
 DECISION = {
     "type": "object",
