@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from mir.boundaries.findings import Finding
     from mir.boundaries.formats import render
     from mir.boundaries.imports import ImportRef, extract_imports_ast, resolve_relative
+    from mir.boundaries.replay import replay_report
     from mir.boundaries.report import BaselineEntry, LintReport, LintStats
     from mir.boundaries.rules import RuleInfo, all_rules, rule_for
     from mir.boundaries.scan import check_syntax, decode_source, extract_imports
@@ -29,6 +30,7 @@ _WHERE = {
     "ImportRef": "imports",
     "extract_imports_ast": "imports",
     "resolve_relative": "imports",
+    "replay_report": "replay",
     "BaselineEntry": "report",
     "LintReport": "report",
     "LintStats": "report",
@@ -61,6 +63,7 @@ __all__ = [
     "lint_boundaries",
     "load_lint_project",
     "render",
+    "replay_report",
     "resolve_relative",
     "rule_for",
     "watch_boundaries",

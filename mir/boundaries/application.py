@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from mir.boundaries.findings import Finding
@@ -23,10 +23,10 @@ from mir.boundaries.report import (
     apply_baseline,
     entries_for,
 )
-from mir.boundaries.settings import LintSettings
 
-if TYPE_CHECKING:  # the model and rules load only when a run has to evaluate them
+if TYPE_CHECKING:  # the model, rules and settings (pydantic) load only when a run needs them
     from mir.boundaries.model import IntentInfo, LintModel
+    from mir.boundaries.settings import LintSettings
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ class ParseCache(Protocol):
     def result(self, key: str) -> list[tuple] | None: ...
 
     def store_result(self, key: str, findings: list[tuple]) -> None: ...
+
+    def mark_inputs(self, inputs: str, key: str) -> None: ...
 
     def save(self) -> None: ...
 
@@ -147,23 +149,25 @@ def parse_files(
     return results, len(jobs)
 
 
-def run_key(
-    layout: Layout,
-    digests: list[str],
-    source: ProjectSource,
-    settings: LintSettings,
-    shared: tuple[str, ...],
-) -> str:
-    """Digest of every input of the rules: when it is unchanged, so are the findings."""
+def inputs_key(layout: Layout, digests: list[str], source: ProjectSource) -> str:
+    """Digest of the tree the rules see: every file's name and content digest, every
+    capability folder and its intent doc's bytes, the first-party top-level names."""
     hasher = hashlib.blake2b(digest_size=16)
-    hasher.update(settings.model_dump_json().encode())
-    hasher.update(repr((shared, layout.base, sorted(layout.local_roots))).encode())
+    hasher.update(repr((layout.base, sorted(layout.local_roots))).encode())
     for file, digest in zip(layout.files, digests, strict=True):
         hasher.update(f"{file.path}|{file.module}|{file.is_package}|{digest}\n".encode())
     for cap in layout.capabilities:
         hasher.update(f"{cap.name}|{cap.path}|{cap.has_init}|{cap.intent_path}\n".encode())
         if cap.intent_path is not None:
             hasher.update(source.read(cap.intent_path))
+    return hasher.hexdigest()
+
+
+def run_key(inputs: str, settings: LintSettings, shared: tuple[str, ...]) -> str:
+    """Digest of every input of the rules: when it is unchanged, so are the findings."""
+    hasher = hashlib.blake2b(digest_size=16)
+    hasher.update(settings.model_dump_json().encode())
+    hasher.update(repr((shared, inputs)).encode())
     return hasher.hexdigest()
 
 
@@ -223,7 +227,9 @@ def run_lint(
     shared = tuple(shared)
     layout = source.layout(settings)
     digests, read = digest_files(layout.files, source, cache)
-    key = run_key(layout, digests, source, settings, shared)
+    inputs = inputs_key(layout, digests, source)
+    key = run_key(inputs, settings, shared)
+    cache.mark_inputs(inputs, key)
     rows = cache.result(key)
     parsed_count = 0
     if rows is None:
@@ -237,6 +243,31 @@ def run_lint(
         rows = [astuple(finding) for finding in run_rules(model)]
         cache.store_result(key, rows)
     cache.save()
+    return finish_report(
+        rows,
+        extra_findings,
+        baseline,
+        update_baseline,
+        LintStats(
+            files=len(layout.files),
+            capabilities=len(layout.capabilities),
+            parsed=parsed_count,
+            cached=len(layout.files) - parsed_count,
+        ),
+        started,
+    )
+
+
+def finish_report(
+    rows: list[tuple],
+    extra_findings: Iterable[Finding],
+    baseline: BaselineStore | None,
+    update_baseline: bool,
+    stats: LintStats,
+    started: float,
+) -> LintReport:
+    """Findings (rows in ``Finding`` field order) sorted, split by the baseline; shared
+    by a full run and by a replay of cached findings."""
     own = [Finding(*row) for row in rows]
     findings = sorted([*own, *extra_findings], key=lambda f: f.sort_key)
     written = False
@@ -245,18 +276,11 @@ def run_lint(
         written = True
     known = baseline.load() if baseline is not None else None
     new, baselined, stale = apply_baseline(findings, known)
-    stats = LintStats(
-        files=len(layout.files),
-        capabilities=len(layout.capabilities),
-        parsed=parsed_count,
-        cached=len(layout.files) - parsed_count,
-        seconds=time.perf_counter() - started,
-    )
     return LintReport(
         findings=tuple(new),
         baselined=tuple(baselined),
         stale=tuple(stale),
-        stats=stats,
+        stats=replace(stats, seconds=time.perf_counter() - started),
         baseline_path=baseline.location if baseline is not None else None,
         baseline_written=written,
     )

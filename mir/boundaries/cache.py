@@ -5,7 +5,10 @@ Two ``marshal`` files (C-speed load, plain tuples only):
 * ``boundaries-index``: path -> (mtime_ns, size, digest), plus the findings of the last
   run keyed on a digest of *every* input (file digests, intent docs, settings). When a
   file's stat is unchanged its digest is reused without reading it; when the run digest
-  is unchanged the findings are reused without parsing or evaluating anything.
+  is unchanged the findings are reused without parsing or evaluating anything. It also
+  holds the *replay record* (``replay.py``): the digest of the pyproject.toml bytes and
+  the settings discovery needs, so an unchanged project is answered without validating
+  settings at all.
 * ``boundaries-entries``: "digest:module:is_package:syntax" -> parse result, loaded only
   when some file has to be looked up. Keyed on *content*, so when a fresh checkout
   changes every mtime, files are re-read and re-hashed (cheap) but not re-parsed
@@ -27,7 +30,7 @@ from typing import Any
 
 from mir.boundaries.parsing import Parsed
 
-CACHE_FORMAT = f"mir-lint-4-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"mir-lint-5-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "boundaries-index.marshal"
 ENTRIES_FILE = "boundaries-entries.marshal"
 
@@ -90,7 +93,11 @@ class FileParseCache:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         index = _load(folder / INDEX_FILE if folder else None)
-        stats, self._result = index if isinstance(index, tuple) else ({}, None)
+        stats, self._result, self._replay = (
+            index if isinstance(index, tuple) and len(index) == 3 else ({}, None, None)
+        )
+        # set by the composition before a run: what a replay must check (see replay.py)
+        self.config: tuple | None = None
         self._stats: dict[str, tuple[int, int, str]] = stats
         self._entries: dict[str, tuple] | None = None if folder else {}
         self._used_entries: set[str] = set()
@@ -136,6 +143,19 @@ class FileParseCache:
         self._result = (key, tuple(findings))
         self._index_dirty = True
 
+    def mark_inputs(self, inputs: str, key: str) -> None:
+        """Record the digest of the tree and the run key this run used, with ``config``,
+        so the next run can be a replay."""
+        replay = None if self.config is None else (self.config, inputs, key)
+        if replay != self._replay:
+            self._replay = replay
+            self._index_dirty = True
+
+    @property
+    def replay(self) -> tuple | None:
+        """``(config, inputs digest, run key)`` of the last run that recorded one."""
+        return self._replay
+
     def save(self) -> None:
         """Write what this run used (entries of deleted or changed files are dropped)."""
         if len(self._stats) != len(self._used_stats):
@@ -147,7 +167,7 @@ class FileParseCache:
             self._entries = {key: entries[key] for key in self._used_entries}
             self._entries_dirty = True
         if self.folder is not None and self._index_dirty:
-            _store(self.folder / INDEX_FILE, (self._stats, self._result))
+            _store(self.folder / INDEX_FILE, (self._stats, self._result, self._replay))
             self._index_dirty = False
         if self.folder is not None and self._entries_dirty and self._entries is not None:
             _store(self.folder / ENTRIES_FILE, self._entries)

@@ -17,6 +17,7 @@ from mir.boundaries.cache import FileParseCache
 from mir.boundaries.files import FileSystemSource
 from mir.boundaries.findings import Finding
 from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs, syntax_problems
+from mir.boundaries.replay import replay_config
 from mir.boundaries.report import LintReport
 from mir.boundaries.settings import LintOptions, LintSettings
 from mir.errors import ConfigError, UsageError
@@ -104,6 +105,9 @@ def lint_boundaries(
         if options.use_cache:
             folder = options.cache_dir or project.root / settings.cache_dir
         cache = FileParseCache(folder)
+    cache.config = replay_config(
+        project.pyproject, project.settings.capabilities, settings, require_capabilities
+    )
     baseline_path = options.baseline or (
         project.root / settings.baseline if settings.baseline else None
     )

@@ -10,19 +10,26 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mir.boundaries.application import CapabilityDir, Layout, SourceFile
-from mir.boundaries.settings import LintSettings
 from mir.errors import ConfigError, MirUserError
 
 if TYPE_CHECKING:
     from mir.boundaries.model import IntentInfo
+    from mir.boundaries.settings import LintSettings
 
 INTENT_DOC = "CLAUDE.md"
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".mir"}
 _WHERE_LINE = re.compile(r":(\d+)$")
 _FIELD = re.compile(r"^(capability|depends_on|public|forbidden|layers)\s*:", re.MULTILINE)
+
+
+class Excludes(Protocol):
+    """All that discovery reads from the settings (a replay of cached findings passes
+    the recorded globs without validating ``[tool.mir.lint]`` again)."""
+
+    exclude: list[str]
 
 
 class FileSystemSource:
@@ -39,7 +46,7 @@ class FileSystemSource:
             return self.root / "src"
         return self.root
 
-    def layout(self, settings: LintSettings) -> Layout:
+    def layout(self, settings: LintSettings | Excludes) -> Layout:
         folder = (self.root / self.capabilities).resolve()
         if not folder.is_dir() and not self.required:
             return Layout(self.capabilities.replace("/", "."), [], [], frozenset())

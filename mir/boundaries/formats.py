@@ -7,11 +7,13 @@ without a terminal. The human text format is rendered by the CLI with rich.
 from __future__ import annotations
 
 import json
-from xml.etree import ElementTree
+from typing import TYPE_CHECKING
 
 from mir import __version__
 from mir.boundaries.report import LintReport
-from mir.boundaries.rules import RuleInfo, all_rules
+
+if TYPE_CHECKING:  # the rule catalogue loads only for SARIF: a cached run never needs it
+    from mir.boundaries.rules import RuleInfo
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -48,6 +50,8 @@ def _descriptor(rule: RuleInfo) -> dict[str, object]:
 
 
 def render_sarif(report: LintReport) -> str:
+    from mir.boundaries.rules import all_rules
+
     findings = list(report.findings)
     descriptors = [_descriptor(rule) for rule in all_rules()]
     index = {descriptor["id"]: i for i, descriptor in enumerate(descriptors)}
@@ -133,6 +137,10 @@ def render_github(report: LintReport) -> str:
 
 def render_junit(report: LintReport) -> str:
     """JUnit XML: one test case per rule that passed, one failing case per finding."""
+    from xml.etree import ElementTree
+
+    from mir.boundaries.rules import all_rules
+
     rules = all_rules()
     failing = {finding.code for finding in report.findings}
     suites = ElementTree.Element("testsuites", name="mir lint boundaries")

@@ -9,27 +9,29 @@ as fast as ``import typer, rich``.
 from __future__ import annotations
 
 import sys
-
-import typer
+from typing import TYPE_CHECKING
 
 from mir import __version__
-from mir.cli import lint, new, project, run, schema, traces
 from mir.cli.output import error_console
 from mir.errors import EXIT_USAGE, MirUserError
 
-try:  # typer >= 0.29 vendors click; older typers use the click package itself
-    from typer._click.exceptions import ClickException
-except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.exceptions import ClickException
+if TYPE_CHECKING:
+    import typer
 
 
 def _version(value: bool) -> None:
+    import typer
+
     if value:
         typer.echo(f"mir {__version__}")
         raise typer.Exit()
 
 
 def build_app() -> typer.Typer:
+    import typer
+
+    from mir.cli import lint, new, project, run, schema, traces
+
     app = typer.Typer(
         name="mir",
         help="Machine Intelligence Runtime: capability-first scaffolding, boundary linting, "
@@ -61,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    import typer
+
+    try:  # typer >= 0.29 vendors click; older typers use the click package itself
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click.exceptions import ClickException
+
     app = build_app()
     try:
         result = app(args=args, prog_name="mir", standalone_mode=False)
@@ -85,7 +94,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_main() -> None:  # pragma: no cover - thin wrapper for the console script
-    sys.exit(main())
+    # typer is imported only when needed: a warm `mir lint boundaries` is answered from
+    # its cache in a fraction of typer's own start-up (mir/cli/lint_replay.py)
+    from mir.cli.lint_replay import replay_command
+
+    code = replay_command(sys.argv[1:])
+    sys.exit(main() if code is None else code)
 
 
 __all__ = ["EXIT_USAGE", "build_app", "main"]

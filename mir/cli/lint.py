@@ -7,27 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.lint_replay import might_have_contracts, render_text
 from mir.cli.output import console
 
 if TYPE_CHECKING:
     from mir.boundaries import Finding, LintOptions, LintReport
 
 FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit."
-
-
-IMPORTLINTER_FILES = (".importlinter", "setup.cfg", "pyproject.toml")
-
-
-def might_have_contracts(root: Path) -> bool:
-    """Cheap pre-check (a substring, no parsing) so a project without import-linter
-    contracts never pays for importing the compatibility layer."""
-    for name in IMPORTLINTER_FILES:
-        try:
-            if "importlinter" in (root / name).read_text(encoding="utf-8", errors="replace"):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
@@ -66,44 +52,6 @@ def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintR
     return lint_boundaries(
         root, options, extra_findings=contracts or (), require_capabilities=contracts is None
     )
-
-
-def render_text(report: LintReport) -> None:
-    from rich.markup import escape
-
-    out = console()
-    for finding in report.findings:
-        out.print(
-            f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
-            f"[bold red]{finding.code}[/] {escape(finding.message)}",
-            markup=True,
-            highlight=False,
-            emoji=False,
-        )
-    for entry in report.stale:
-        out.print(
-            f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
-            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
-            "run with --update-baseline to drop it",
-            markup=True,
-            highlight=False,
-            emoji=False,
-        )
-    stats = report.stats
-    scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
-    extra = f", {len(report.baselined)} baselined" if report.baselined else ""
-    if report.baseline_written:
-        out.print(f"Baseline written: {report.baseline_path}")
-    if report.findings:
-        found = _count(len(report.findings), "finding")
-        out.print(f"[bold red]Found {found}[/] ({scope}{extra}).", markup=True)
-    else:
-        out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
-
-
-def _count(number: int, noun: str) -> str:
-    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-    return f"{number} {noun if number == 1 else plural}"
 
 
 def register(app: typer.Typer) -> None:

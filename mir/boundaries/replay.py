@@ -1,0 +1,130 @@
+"""Replaying the last findings of an unchanged project, without validating anything.
+
+A warm ``mir lint boundaries`` used to spend most of its time before looking at a single
+file: validating ``[tool.mir]`` with pydantic, importing the rules and the intent-doc
+models. None of that can change the answer when the project's inputs are the ones the
+last full run saw, so a replay checks exactly those inputs and nothing else:
+
+* the bytes of ``pyproject.toml`` (every setting, ``shared``, the capabilities folder),
+  against the digest the last full run recorded with the settings discovery needs;
+* the tree, discovered by the same code as a full run: every file's content digest
+  (stat first, re-hashing only files whose stat changed, so a fresh checkout is still a
+  replay), every capability folder and its intent doc's bytes, the first-party names;
+* this linter's own version and the Python version (the cache file's header).
+
+Anything else (a changed input, no record, import-linter contracts, an unreadable file)
+returns None and the caller runs the linter, which reports errors the usual way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mir.boundaries.application import digest_files, finish_report, inputs_key
+from mir.boundaries.cache import FileParseCache
+from mir.boundaries.files import FileSystemSource
+from mir.boundaries.report import LintReport, LintStats
+from mir.errors import MirUserError
+
+if TYPE_CHECKING:
+    from mir.boundaries.settings import LintSettings
+
+DEFAULT_CACHE_DIR = ".mir/cache"  # LintSettings.cache_dir's default (a test holds them equal)
+
+
+@dataclass(frozen=True)
+class _RecordedExcludes:
+    exclude: list[str]
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def replay_config(
+    pyproject: Path, capabilities: str, settings: LintSettings, require_capabilities: bool
+) -> tuple:
+    """What a full run records for a replay: the pyproject.toml digest and the settings
+    that discovery and the baseline need, as the validated settings had them."""
+    try:
+        data = pyproject.read_bytes()
+    except OSError:
+        data = None
+    return (
+        _digest(data),
+        capabilities,
+        tuple(settings.exclude),
+        settings.baseline,
+        require_capabilities,
+    )
+
+
+def _cache_dir_setting(data: bytes | None) -> str | None:
+    """``[tool.mir.lint] cache_dir`` read without validation (None: cannot tell); the
+    recorded pyproject digest is checked afterwards, so a misread only costs a replay."""
+    if data is None or b"cache_dir" not in data:
+        return DEFAULT_CACHE_DIR
+    import tomllib
+
+    try:
+        value = tomllib.loads(data.decode("utf-8"))["tool"]["mir"]["lint"]["cache_dir"]
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def replay_report(
+    root: Path, cache_dir: Path | None = None, baseline: Path | None = None
+) -> LintReport | None:
+    """The report a full run would give, from the cache, when nothing the last full run
+    depended on has changed; None otherwise (then run ``lint_boundaries``)."""
+    from mir.boundaries.baseline_file import JsonBaselineFile
+
+    started = time.perf_counter()
+    root = root.resolve()
+    pyproject = root / "pyproject.toml"
+    try:
+        data = pyproject.read_bytes() if pyproject.is_file() else None
+    except OSError:
+        return None
+    if cache_dir is None:
+        setting = _cache_dir_setting(data)
+        if setting is None:
+            return None
+        cache_dir = root / setting
+    cache = FileParseCache(cache_dir)
+    if cache.replay is None:
+        return None
+    config, inputs, key = cache.replay
+    recorded_pyproject, capabilities, exclude, baseline_setting, required = config
+    if recorded_pyproject != _digest(data) or not required:
+        return None
+    source = FileSystemSource(root, capabilities, required)
+    try:
+        layout = source.layout(_RecordedExcludes(list(exclude)))
+        digests, _ = digest_files(layout.files, source, cache)
+        if inputs_key(layout, digests, source) != inputs:
+            return None
+    except (MirUserError, OSError):
+        return None
+    rows = cache.result(key)
+    if rows is None:
+        return None
+    cache.save()  # a fresh checkout: remember the new stats, so the next run reads nothing
+    if baseline is None and baseline_setting:
+        baseline = root / baseline_setting
+    store = JsonBaselineFile(baseline, baseline.as_posix()) if baseline is not None else None
+    stats = LintStats(
+        files=len(layout.files),
+        capabilities=len(layout.capabilities),
+        parsed=0,
+        cached=len(layout.files),
+    )
+    try:
+        return finish_report(rows, (), store, False, stats, started)
+    except MirUserError:  # e.g. a damaged baseline: the full run reports it properly
+        return None

@@ -1,0 +1,159 @@
+"""``mir lint boundaries`` without typer: replaying cached findings, and the text renderer.
+
+A warm run of an unchanged project needs ~30 ms of work, but importing typer and letting
+it build pydantic type adapters for the options costs ~150 ms more. So the console
+script first offers the arguments to ``replay_command``: when they are a plain
+``lint boundaries`` invocation that it fully understands and the cached findings are
+still valid (``mir.boundaries.replay_report``), it renders them exactly as the typer
+command would; anything else (``--help``, an unknown or invalid option, ``--watch``,
+``--update-baseline``, import-linter contracts, any changed input) returns None and the
+typer command runs as usual, reporting errors the usual way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mir.boundaries import LintReport
+
+IMPORTLINTER_FILES = (".importlinter", "setup.cfg", "pyproject.toml")
+FORMATS = ("text", "json", "sarif", "github", "junit")  # mir.boundaries.FORMATS (test-held)
+_VALUED = {"--format": "fmt", "-f": "fmt", "--cache-dir": "cache_dir", "--baseline": "baseline"}
+
+
+def might_have_contracts(root: Path) -> bool:
+    """Cheap pre-check (a substring, no parsing) so a project without import-linter
+    contracts never pays for importing the compatibility layer."""
+    for name in IMPORTLINTER_FILES:
+        try:
+            if "importlinter" in (root / name).read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def parse_arguments(argv: list[str]) -> dict[str, str] | None:
+    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B]`` (each at
+    most once, ``--opt=value`` too) as a dict; None for anything else."""
+    if argv[:2] != ["lint", "boundaries"]:
+        return None
+    found: dict[str, str] = {}
+    rest = argv[2:]
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        name, eq, value = token.partition("=")
+        if name in _VALUED and name.startswith("--") and eq:
+            key = _VALUED[name]
+        elif token in _VALUED and i + 1 < len(rest):
+            key, value = _VALUED[token], rest[i + 1]
+            i += 1
+        elif not token.startswith("-") and "root" not in found:
+            key, value = "root", token
+        else:
+            return None
+        if key in found or not value:
+            return None
+        found[key] = value
+        i += 1
+    return found
+
+
+def _project_root() -> Path | None:
+    """``mir.project.find_project`` without validating settings: the nearest folder
+    upward whose pyproject.toml has a ``[tool.mir]`` table, else the current folder;
+    None when a pyproject.toml on the way cannot be read (the full run reports it)."""
+    import tomllib
+
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if not candidate.is_file():
+            continue
+        try:
+            tool = tomllib.loads(candidate.read_text(encoding="utf-8")).get("tool", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        if not isinstance(tool, dict) or not isinstance(tool.get("mir", {}), dict):
+            return None
+        if "mir" in tool:
+            return folder
+    return here
+
+
+def replay_command(argv: list[str]) -> int | None:
+    """Run ``mir lint boundaries`` from cached findings; None: run the typer command."""
+    found = parse_arguments(argv)
+    if found is None or found.get("fmt", "text") not in FORMATS:
+        return None
+    root = Path(found["root"]) if "root" in found else _project_root()
+    if root is None or not root.is_dir() or might_have_contracts(root):
+        return None
+    cache_dir = Path(found["cache_dir"]) if "cache_dir" in found else None
+    baseline = Path(found["baseline"]) if "baseline" in found else None
+    if (cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir()) or (
+        baseline is not None and baseline.is_dir()
+    ):
+        return None  # typer's own "is a file" / "is a directory" errors
+    from mir.boundaries import replay_report
+
+    report = replay_report(
+        root,
+        cache_dir.resolve() if cache_dir is not None else None,
+        baseline.resolve() if baseline is not None else None,
+    )
+    if report is None:
+        return None
+    fmt = found.get("fmt", "text")
+    if fmt == "text":
+        render_text(report)
+    else:
+        from mir.boundaries import render
+
+        sys.stdout.write(render(report, fmt) + "\n")
+        sys.stdout.flush()
+    return report.exit_code
+
+
+def render_text(report: LintReport) -> None:
+    from rich.markup import escape
+
+    from mir.cli.output import console
+
+    out = console()
+    for finding in report.findings:
+        out.print(
+            f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
+            f"[bold red]{finding.code}[/] {escape(finding.message)}",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
+    for entry in report.stale:
+        out.print(
+            f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
+            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
+            "run with --update-baseline to drop it",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
+    stats = report.stats
+    scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
+    extra = f", {len(report.baselined)} baselined" if report.baselined else ""
+    if report.baseline_written:
+        out.print(f"Baseline written: {report.baseline_path}")
+    if report.findings:
+        found = _count(len(report.findings), "finding")
+        out.print(f"[bold red]Found {found}[/] ({scope}{extra}).", markup=True)
+    else:
+        out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
+
+
+def _count(number: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{number} {noun if number == 1 else plural}"
