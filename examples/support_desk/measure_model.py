@@ -1,6 +1,7 @@
 """Measure the embedded model on this desk's tickets: load time, speed, validity.
 
-    python measure_model.py            # 10 decisions: the 5 sample tickets + 5 variants
+    python measure_model.py                # 10 decisions: the 5 sample tickets + 5 variants
+    python measure_model.py --threads 1    # llama.cpp threads (default: all cores, max 8)
 
 Renders the real prompt (agents/triage.j2) with the real schema (TriageDecision) and
 calls mir's llama provider directly, so no ledger or trace is written. "valid" means
@@ -9,6 +10,7 @@ what mir's integrity check would accept: strict JSON, the schema, the 200 EUR li
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -54,13 +56,16 @@ def tickets() -> list[dict]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
     contract = yaml.safe_load((HERE / "capabilities/refunds/agents/triage.yaml").read_text())
     env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
     template = env.from_string((HERE / "capabilities/refunds/agents/triage.j2").read_text())
     schema = TriageDecision.model_json_schema()
     route = contract["routes"][0]
     cache = ModelCache()
-    provider = LlamaProvider(route["model"], n_ctx=1024, cache=cache)
+    provider = LlamaProvider(route["model"], n_ctx=1024, n_threads=args.threads, cache=cache)
     started = time.perf_counter()
     model = provider.loaded()
     print(f"model {model.path.name}, chat format {model.chat_format}, threads {provider.n_threads}")
