@@ -12,10 +12,9 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import astuple, dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from mir.boundaries.findings import Finding
-from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs
 from mir.boundaries.report import (
     BaselineEntry,
     LintReport,
@@ -24,13 +23,15 @@ from mir.boundaries.report import (
     entries_for,
 )
 
-if TYPE_CHECKING:  # the model, rules and settings (pydantic) load only when a run needs them
+if TYPE_CHECKING:  # the model, rules, parser and settings (pydantic) load only when needed
     from mir.boundaries.model import IntentInfo, LintModel
+    from mir.boundaries.parsing import Parsed, ParseJob
     from mir.boundaries.settings import LintSettings
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
+    """A tuple, not a dataclass: a run builds one per file before it can do anything."""
+
     path: str  # relative to the project root, POSIX
     module: str
     is_package: bool
@@ -90,7 +91,7 @@ class BaselineStore(Protocol):
     def location(self) -> str: ...
 
 
-Parser = Callable[[list[ParseJob]], list[Parsed]]
+Parser = Callable[[list["ParseJob"]], list["Parsed"]]
 
 
 def content_key(source: bytes) -> str:
@@ -126,6 +127,8 @@ def parse_files(
 ) -> tuple[dict[str, Parsed], int]:
     """Parsed result per module, from the cache where the content is known; returns the
     number of files actually parsed."""
+    from mir.boundaries.parsing import ParseJob
+
     results: dict[str, Parsed] = {}
     jobs: list[ParseJob] = []
     keys: list[str] = []
@@ -154,8 +157,13 @@ def inputs_key(layout: Layout, digests: list[str], source: ProjectSource) -> str
     capability folder and its intent doc's bytes, the first-party top-level names."""
     hasher = hashlib.blake2b(digest_size=16)
     hasher.update(repr((layout.base, sorted(layout.local_roots))).encode())
-    for file, digest in zip(layout.files, digests, strict=True):
-        hasher.update(f"{file.path}|{file.module}|{file.is_package}|{digest}\n".encode())
+    listing = "".join(
+        [
+            f"{file.path}|{file.module}|{file.is_package}|{digest}\n"
+            for file, digest in zip(layout.files, digests, strict=True)
+        ]
+    )
+    hasher.update(listing.encode())
     for cap in layout.capabilities:
         hasher.update(f"{cap.name}|{cap.path}|{cap.has_init}|{cap.intent_path}\n".encode())
         if cap.intent_path is not None:
@@ -219,7 +227,7 @@ def run_lint(
     baseline: BaselineStore | None = None,
     *,
     update_baseline: bool = False,
-    parse: Parser = parse_jobs,
+    parse: Parser | None = None,
     extra_findings: Iterable[Finding] = (),
 ) -> LintReport:
     """Lint the project ``source`` describes; findings are data, never exceptions."""
@@ -233,6 +241,8 @@ def run_lint(
     rows = cache.result(key)
     parsed_count = 0
     if rows is None:
+        if parse is None:
+            from mir.boundaries.parsing import parse_jobs as parse
         exports = {f"{layout.base}.{cap.name}" for cap in layout.capabilities}
         parsed, parsed_count = parse_files(
             layout.files, digests, read, source, cache, parse, exports, settings.syntax_errors

@@ -24,11 +24,11 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mir.boundaries.parsing import Parsed
+if TYPE_CHECKING:  # a replayed run never looks an entry up: no parser imported
+    from mir.boundaries.parsing import Parsed
 
 CACHE_FORMAT = f"mir-lint-5-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "boundaries-index.marshal"
@@ -71,6 +71,8 @@ def _load(path: Path | None) -> Any:
 def _store(path: Path, payload: Any) -> None:
     """Write atomically; a cache that cannot be written (read-only checkout, full disk)
     costs speed, never the lint result."""
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -126,6 +128,8 @@ class FileParseCache:
         plain = self._all_entries().get(key)
         if plain is None:
             return None
+        from mir.boundaries.parsing import Parsed
+
         self._used_entries.add(key)
         return Parsed.from_plain(plain)
 

@@ -7,6 +7,7 @@ is dropped); discovery never imports anything.
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
 import re
 from pathlib import Path
@@ -79,23 +80,29 @@ class FileSystemSource:
         depth = base.count(".") + 1  # dots in a capability's package name
 
         def walk(folder_path: str, module: str, capability: str | None) -> None:
+            # the hot loop of a replayed run (every file of the tree, every run): names
+            # and paths are built only for what is kept, excludes only when there are any
             with os.scandir(folder_path) as entries:
-                listing = sorted(entries, key=lambda entry: entry.name)
+                listing = sorted(entries, key=_by_name)
+            at_capability_top = capability is not None and module.count(".") == depth
             for entry in listing:
                 name = entry.name
-                rel = entry.path[root_prefix:].replace(os.sep, "/")
                 if entry.is_dir(follow_symlinks=False):
-                    if name in _SKIP_DIRS or name.startswith(".") or _excluded(rel, excludes):
+                    if name in _SKIP_DIRS or name[0] == ".":
+                        continue
+                    if excludes and _excluded(_relative(entry.path), excludes):
                         continue
                     inner = capability if capability is not None else name
                     if capability is None:
                         found.setdefault(name, [False, False, False])
                     walk(entry.path, f"{module}.{name}", inner)
                     continue
-                at_capability_top = capability is not None and module.count(".") == depth
                 if at_capability_top and name == INTENT_DOC:
                     found[capability][2] = True
-                if not name.endswith(".py") or _excluded(rel, excludes):
+                if not name.endswith(".py"):
+                    continue
+                rel = _relative(entry.path)
+                if excludes and _excluded(rel, excludes):
                     continue
                 try:
                     stat = entry.stat()
@@ -114,6 +121,9 @@ class FileSystemSource:
                         (stat.st_mtime_ns, stat.st_size),
                     )
                 )
+
+        def _relative(path: str) -> str:
+            return path[root_prefix:] if os.sep == "/" else path[root_prefix:].replace(os.sep, "/")
 
         walk(str(folder), base, None)
         rel_folder = folder.relative_to(self.root).as_posix()
@@ -157,6 +167,9 @@ class FileSystemSource:
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return IntentInfo(rel, None, message, int(match.group(1)) if match else 1, lines)
         return IntentInfo(rel, doc, None, 1, lines)
+
+
+_by_name = operator.attrgetter("name")
 
 
 def _excluded(rel: str, patterns: list[str]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -26,8 +26,12 @@ class Finding:
     contract: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # field by field: dataclasses.asdict deep-copies recursively, ~10x slower
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
+
+
+_FIELDS = tuple(field.name for field in fields(Finding))
