@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_main() -> None:  # pragma: no cover - thin wrapper for the console script
-    # typer is imported only when needed: a warm `mir lint boundaries` is answered from
-    # its cache in a fraction of typer's own start-up (mir/cli/lint_replay.py)
-    from mir.cli.lint_replay import replay_command
+    # typer is imported only when needed: a plain `mir lint boundaries` runs without it
+    # (a warm one is answered from its cache in a fraction of typer's start-up)
+    from mir.cli.lint_direct import direct_command
 
-    code = replay_command(sys.argv[1:])
+    code = direct_command(sys.argv[1:])
     sys.exit(main() if code is None else code)
 
 

@@ -7,51 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.lint_replay import might_have_contracts, render_text
+from mir.cli.lint_direct import contract_findings, default_root, lint_project, render_text
 from mir.cli.output import console
 
 if TYPE_CHECKING:
-    from mir.boundaries import Finding, LintOptions, LintReport
+    from mir.boundaries import LintOptions, LintReport
 
 FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit."
-
-
-def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
-    """Findings of import-linter contracts (``--config`` or found in ``root``), or None
-    when there is no import-linter configuration. Composed here, not in boundaries:
-    ``importlinter`` depends on ``boundaries``, so the reverse import would be a cycle."""
-    if config is None and not might_have_contracts(root):
-        return None
-    try:
-        from mir.importlinter import check_contracts
-    except ImportError as exc:  # pragma: no cover - a build without the compatibility layer
-        if config is not None:
-            from mir.errors import UsageError
-
-            raise UsageError("import-linter support is not installed", where=str(config)) from exc
-        return None
-    return check_contracts(root, config)
-
-
-def default_root() -> Path:
-    from mir.errors import ConfigError
-    from mir.project import find_project
-
-    try:
-        return find_project().root
-    except ConfigError:  # no [tool.mir] anywhere up: lint the current folder with defaults
-        return Path.cwd()
-
-
-def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
-    """One run: import-linter contracts (if any) merged into the boundary findings, then
-    the baseline applied to both."""
-    from mir.boundaries import lint_boundaries
-
-    contracts = contract_findings(root, config)
-    return lint_boundaries(
-        root, options, extra_findings=contracts or (), require_capabilities=contracts is None
-    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,13 +1,13 @@
-"""``mir lint boundaries`` without typer: replaying cached findings, and the text renderer.
+"""``mir lint boundaries`` without typer, and what the typer command shares with it.
 
 A warm run of an unchanged project needs ~30 ms of work, but importing typer and letting
-it build pydantic type adapters for the options costs ~150 ms more. So the console
-script first offers the arguments to ``replay_command``: when they are a plain
-``lint boundaries`` invocation that it fully understands and the cached findings are
-still valid (``mir.boundaries.replay_report``), it renders them exactly as the typer
-command would; anything else (``--help``, an unknown or invalid option, ``--watch``,
-``--update-baseline``, import-linter contracts, any changed input) returns None and the
-typer command runs as usual, reporting errors the usual way.
+it build pydantic type adapters for the options costs ~150 ms more (and a cold run pays
+it too). So the console script first offers the arguments to ``direct_command``: when
+they are a plain ``lint boundaries`` invocation that it fully understands, it replays
+the cached findings if they are still valid (``mir.boundaries.replay_report``), else
+runs the linter, and prints exactly what the typer command prints (errors included);
+anything else (``--help``, an unknown or invalid option, ``--watch``, ``--no-cache``,
+``--update-baseline``, ``--config``) returns None and the typer command runs as usual.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mir.boundaries import LintReport
+    from mir.boundaries import Finding, LintOptions, LintReport
 
 IMPORTLINTER_FILES = (".importlinter", "setup.cfg", "pyproject.toml")
 FORMATS = ("text", "json", "sarif", "github", "junit")  # mir.boundaries.FORMATS (test-held)
@@ -85,29 +85,41 @@ def _project_root() -> Path | None:
     return here
 
 
-def replay_command(argv: list[str]) -> int | None:
-    """Run ``mir lint boundaries`` from cached findings; None: run the typer command."""
+def direct_command(argv: list[str]) -> int | None:
+    """Run ``mir lint boundaries`` without typer; None: run the typer command instead."""
     found = parse_arguments(argv)
     if found is None or found.get("fmt", "text") not in FORMATS:
         return None
-    root = Path(found["root"]) if "root" in found else _project_root()
-    if root is None or not root.is_dir() or might_have_contracts(root):
-        return None
+    root = Path(found["root"]) if "root" in found else None
     cache_dir = Path(found["cache_dir"]) if "cache_dir" in found else None
     baseline = Path(found["baseline"]) if "baseline" in found else None
-    if (cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir()) or (
-        baseline is not None and baseline.is_dir()
+    if (
+        (root is not None and root.is_file())
+        or (cache_dir is not None and cache_dir.is_file())
+        or (baseline is not None and baseline.is_dir())
     ):
         return None  # typer's own "is a file" / "is a directory" errors
-    from mir.boundaries import replay_report
+    from mir.errors import MirUserError
 
-    report = replay_report(
-        root,
-        cache_dir.resolve() if cache_dir is not None else None,
-        baseline.resolve() if baseline is not None else None,
-    )
-    if report is None:
-        return None
+    try:
+        report = _replay(root, cache_dir, baseline)
+        if report is None:
+            from mir.boundaries import LintOptions
+
+            options = LintOptions(
+                cache_dir=cache_dir.resolve() if cache_dir is not None else None,
+                baseline=baseline.resolve() if baseline is not None else None,
+            )
+            report = lint_project(root or default_root(), options, None)
+    except MirUserError as exc:  # exactly what mir.cli.app.main prints
+        from rich.markup import escape
+
+        from mir.cli.output import error_console
+
+        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
     fmt = found.get("fmt", "text")
     if fmt == "text":
         render_text(report)
@@ -117,6 +129,57 @@ def replay_command(argv: list[str]) -> int | None:
         sys.stdout.write(render(report, fmt) + "\n")
         sys.stdout.flush()
     return report.exit_code
+
+
+def _replay(root: Path | None, cache_dir: Path | None, baseline: Path | None) -> LintReport | None:
+    root = root if root is not None else _project_root()
+    if root is None or not root.is_dir() or might_have_contracts(root):
+        return None
+    from mir.boundaries import replay_report
+
+    return replay_report(
+        root,
+        cache_dir.resolve() if cache_dir is not None else None,
+        baseline.resolve() if baseline is not None else None,
+    )
+
+
+def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
+    """Findings of import-linter contracts (``--config`` or found in ``root``), or None
+    when there is no import-linter configuration. Composed here, not in boundaries:
+    ``importlinter`` depends on ``boundaries``, so the reverse import would be a cycle."""
+    if config is None and not might_have_contracts(root):
+        return None
+    try:
+        from mir.importlinter import check_contracts
+    except ImportError as exc:  # pragma: no cover - a build without the compatibility layer
+        if config is not None:
+            from mir.errors import UsageError
+
+            raise UsageError("import-linter support is not installed", where=str(config)) from exc
+        return None
+    return check_contracts(root, config)
+
+
+def default_root() -> Path:
+    from mir.errors import ConfigError
+    from mir.project import find_project
+
+    try:
+        return find_project().root
+    except ConfigError:  # no [tool.mir] anywhere up: lint the current folder with defaults
+        return Path.cwd()
+
+
+def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
+    """One run: import-linter contracts (if any) merged into the boundary findings, then
+    the baseline applied to both."""
+    from mir.boundaries import lint_boundaries
+
+    contracts = contract_findings(root, config)
+    return lint_boundaries(
+        root, options, extra_findings=contracts or (), require_capabilities=contracts is None
+    )
 
 
 def render_text(report: LintReport) -> None:

@@ -1,5 +1,5 @@
-"""A warm ``mir lint boundaries`` is replayed without typer, and prints exactly what the
-typer command prints for the same cached run."""
+"""A plain ``mir lint boundaries`` runs without typer (a warm one replays the cached
+findings) and prints exactly what the typer command prints."""
 
 from __future__ import annotations
 
@@ -13,14 +13,17 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "rules"
 
-# The console script's entry point, reporting on stderr whether typer was imported.
+# The console script's entry point, reporting on stderr whether typer was imported and
+# whether anything was parsed (a replay never imports the parser).
 _SCRIPT = (
     "import sys\n"
     "from mir.cli.app import run_main\n"
     "try:\n"
     "    run_main()\n"
     "finally:\n"
-    "    print('TYPER' if 'typer' in sys.modules else 'REPLAY', file=sys.stderr)\n"
+    "    typer = 'typer' in sys.modules\n"
+    "    parsed = 'mir.boundaries.parsing' in sys.modules\n"
+    "    print('TYPER' if typer else 'FULL' if parsed else 'REPLAY', file=sys.stderr)\n"
 )
 # The typer command itself (``main`` never replays).
 _TYPER = "import sys\nfrom mir.cli.app import main\nsys.exit(main())\n"
@@ -40,20 +43,35 @@ def _run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
-def test_a_replay_prints_what_the_typer_command_prints(tmp_path: Path, fmt: str) -> None:
-    tree = tmp_path / "shop"
+def test_without_typer_the_output_is_the_typer_commands(tmp_path: Path, fmt: str) -> None:
+    tree, twin = tmp_path / "shop", tmp_path / "twin"
     shutil.copytree(FIXTURES / "MIR105", tree)
+    shutil.copytree(FIXTURES / "MIR105", twin)
     args = ("lint", "boundaries", "--format", fmt)
     cold = _run(_SCRIPT, *args, cwd=tree)
-    assert cold.returncode == 1 and cold.stderr.strip().endswith("TYPER"), cold.stderr
+    assert cold.stderr.strip().endswith("FULL"), cold.stderr
+    typer_cold = _run(_TYPER, *args, cwd=twin)
+    assert (cold.returncode, cold.stdout) == (typer_cold.returncode, typer_cold.stdout)
     replayed = _run(_SCRIPT, *args, cwd=tree)
     assert replayed.stderr.strip() == "REPLAY"
-    typer_run = _run(_TYPER, *args, cwd=tree)
-    assert (replayed.returncode, replayed.stdout) == (typer_run.returncode, typer_run.stdout)
-    assert "MIR105" in replayed.stdout
+    typer_warm = _run(_TYPER, *args, cwd=tree)
+    assert (replayed.returncode, replayed.stdout) == (typer_warm.returncode, typer_warm.stdout)
+    assert replayed.returncode == 1 and "MIR105" in replayed.stdout
 
 
-def test_a_changed_file_or_an_unknown_option_is_not_replayed(tmp_path: Path) -> None:
+def test_errors_without_typer_are_the_typer_commands(tmp_path: Path) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    pyproject = tree / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.mir.lint]\nsyntax_errors = 3\n")
+    direct = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
+    typer_run = _run(_TYPER, "lint", "boundaries", cwd=tree)
+    assert direct.returncode == typer_run.returncode == 2
+    assert direct.stderr.replace("FULL", "").strip() == typer_run.stderr.strip()
+    assert "syntax_errors" in typer_run.stderr
+
+
+def test_a_changed_file_is_linted_and_an_unknown_option_goes_to_typer(tmp_path: Path) -> None:
     tree = tmp_path / "shop"
     shutil.copytree(FIXTURES / "MIR105", tree)
     _run(_SCRIPT, "lint", "boundaries", cwd=tree)
@@ -61,7 +79,7 @@ def test_a_changed_file_or_an_unknown_option_is_not_replayed(tmp_path: Path) -> 
     domain = tree / "capabilities" / "audit" / "domain.py"
     domain.write_text(domain.read_text() + "\nimport json\n")
     edited = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
-    assert edited.stderr.strip().endswith("TYPER") and edited.returncode == 1
+    assert edited.stderr.strip().endswith("FULL") and edited.returncode == 1
     unknown = _run(_SCRIPT, "lint", "boundaries", "--frobnicate", cwd=tree)
     assert unknown.returncode == 2 and "No such option" in unknown.stderr
     bad_format = _run(_SCRIPT, "lint", "boundaries", "--format", "yaml", cwd=tree)
@@ -78,4 +96,4 @@ def test_import_linter_contracts_are_never_replayed(tmp_path: Path) -> None:
     )
     _run(_SCRIPT, "lint", "boundaries", cwd=tree)
     again = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
-    assert again.stderr.strip().endswith("TYPER")
+    assert again.stderr.strip().endswith("FULL")  # contracts are checked every run

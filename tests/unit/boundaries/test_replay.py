@@ -11,7 +11,7 @@ import pytest
 from mir.boundaries import FORMATS, LintOptions, LintSettings, lint_boundaries, replay_report
 from mir.boundaries import cache as cache_module
 from mir.boundaries.replay import DEFAULT_CACHE_DIR
-from mir.cli import lint_replay
+from mir.cli import lint_direct
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint" / "rules"
 
@@ -122,7 +122,7 @@ def test_the_default_cache_folder_and_cache_dir_setting(tree: Path) -> None:
 
 
 def test_the_cli_knows_every_format() -> None:
-    assert lint_replay.FORMATS == FORMATS
+    assert lint_direct.FORMATS == FORMATS
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ def test_the_cli_knows_every_format() -> None:
     ],
 )
 def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> None:
-    assert lint_replay.parse_arguments(argv) == expected
+    assert lint_direct.parse_arguments(argv) == expected
 
 
 @pytest.mark.parametrize(
@@ -159,4 +159,4 @@ def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> No
     ],
 )
 def test_anything_else_goes_to_the_full_command(argv: list[str]) -> None:
-    assert lint_replay.parse_arguments(argv) is None
+    assert lint_direct.parse_arguments(argv) is None
