@@ -6,7 +6,7 @@ it too). So the console script first offers the arguments to ``direct_command``:
 they are a plain ``lint boundaries`` invocation that it fully understands, it replays
 the cached findings if they are still valid (``mir.boundaries.replay_report``), else
 runs the linter, and prints exactly what the typer command prints (errors included);
-anything else (``--help``, an unknown or invalid option, ``--watch``, ``--no-cache``,
+anything else (``--help``, an unknown or invalid option, ``--watch``,
 ``--update-baseline``, ``--config``) returns None and the typer command runs as usual.
 """
 
@@ -37,8 +37,8 @@ def might_have_contracts(root: Path) -> bool:
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str] | None:
-    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B]`` (each at
-    most once, ``--opt=value`` too) as a dict; None for anything else."""
+    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B] [--no-cache]``
+    (each at most once, ``--opt=value`` too) as a dict; None for anything else."""
     if argv[:2] != ["lint", "boundaries"]:
         return None
     found: dict[str, str] = {}
@@ -47,7 +47,9 @@ def parse_arguments(argv: list[str]) -> dict[str, str] | None:
     while i < len(rest):
         token = rest[i]
         name, eq, value = token.partition("=")
-        if name in _VALUED and name.startswith("--") and eq:
+        if token == "--no-cache":
+            key, value = "no_cache", "1"
+        elif name in _VALUED and name.startswith("--") and eq:
             key = _VALUED[name]
         elif token in _VALUED and i + 1 < len(rest):
             key, value = _VALUED[token], rest[i + 1]
@@ -101,12 +103,14 @@ def direct_command(argv: list[str]) -> int | None:
         return None  # typer's own "is a file" / "is a directory" errors
     from mir.errors import MirUserError
 
+    use_cache = "no_cache" not in found
     try:
-        report = _replay(root, cache_dir, baseline)
+        report = _replay(root, cache_dir, baseline) if use_cache else None
         if report is None:
             from mir.boundaries import LintOptions
 
             options = LintOptions(
+                use_cache=use_cache,
                 cache_dir=cache_dir.resolve() if cache_dir is not None else None,
                 baseline=baseline.resolve() if baseline is not None else None,
             )

@@ -57,6 +57,9 @@ def test_without_typer_the_output_is_the_typer_commands(tmp_path: Path, fmt: str
     typer_warm = _run(_TYPER, *args, cwd=tree)
     assert (replayed.returncode, replayed.stdout) == (typer_warm.returncode, typer_warm.stdout)
     assert replayed.returncode == 1 and "MIR105" in replayed.stdout
+    uncached = _run(_SCRIPT, *args, "--no-cache", cwd=tree)
+    assert uncached.stderr.strip().endswith("FULL")  # never a replay
+    assert (uncached.returncode, uncached.stdout) == (typer_cold.returncode, typer_cold.stdout)
 
 
 def test_errors_without_typer_are_the_typer_commands(tmp_path: Path) -> None:

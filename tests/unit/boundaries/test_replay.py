@@ -135,6 +135,7 @@ def test_the_cli_knows_every_format() -> None:
             {"cache_dir": "c", "baseline": "b.json", "root": "."},
         ),
         (["lint", "boundaries", "--format", "sarif"], {"fmt": "sarif"}),
+        (["lint", "boundaries", "--no-cache"], {"no_cache": "1"}),
     ],
 )
 def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> None:
@@ -148,7 +149,7 @@ def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> No
         ["--debug", "lint", "boundaries"],
         ["lint", "boundaries", "--help"],
         ["lint", "boundaries", "--watch"],
-        ["lint", "boundaries", "--no-cache"],
+        ["lint", "boundaries", "--no-cache", "--no-cache"],
         ["lint", "boundaries", "--update-baseline"],
         ["lint", "boundaries", "--config", "x.ini"],
         ["lint", "boundaries", "a", "b"],
