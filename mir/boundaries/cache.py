@@ -36,16 +36,26 @@ ENTRIES_FILE = "boundaries-entries.marshal"
 
 
 def linter_fingerprint() -> str:
-    """Format + Python version + the stat of every source file of this linter: editing a
-    rule or the scanner (an editable install, mir linting itself) invalidates the cache
-    instead of serving findings computed by the old code."""
+    """Format + Python version + the stat of every source file of this linter and of the
+    code its findings depend on (intent-doc and settings formats): editing a rule, the
+    scanner or ``IntentDoc`` (an editable install, mir linting itself) invalidates the
+    cache instead of serving findings computed by the old code."""
     package = Path(__file__).parent
     parts = [CACHE_FORMAT]
-    for folder in (package, package / "rules"):
-        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+    for folder in (
+        package,
+        package / "rules",
+        package.parent / "contracts",
+        package.parent / "project",
+    ):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
             if entry.name.endswith(".py"):
                 stat = entry.stat()
-                parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                parts.append(f"{folder.name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return "|".join(parts)
 
 

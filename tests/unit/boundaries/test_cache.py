@@ -60,3 +60,12 @@ def test_an_unwritable_cache_folder_is_not_an_error(tmp_path: Path) -> None:
     cache.remember("a.py", (1, 2), "digest")
     cache.save()  # nothing written, nothing raised
     assert not (blocker / "cache").exists()
+
+
+def test_the_fingerprint_covers_the_code_findings_depend_on() -> None:
+    """Rules, scanner, intent-doc format and settings: editing any of them (mir linting
+    itself from an editable install) must not replay findings of the old code."""
+    fingerprint = cache_module.linter_fingerprint()
+    for source in ("boundaries/scan.py", "rules/__init__.py", "contracts/domain.py"):
+        assert f"{source}:" in fingerprint
+    assert "project/domain.py:" in fingerprint
