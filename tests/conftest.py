@@ -24,6 +24,9 @@ pytest_plugins = ["tests.support.fixtures"]
 
 os.environ["MIR_BLOCK_REMOTE_MODELS"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# pytest -n 2 already fills both cores: a second spinning llama.cpp thread per worker
+# only fights the other worker (measured ~5x slower), so tests run llama on one thread.
+os.environ["MIR_LLAMA_THREADS"] = "1"
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
 

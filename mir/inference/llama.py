@@ -85,8 +85,20 @@ def require_llama_cpp() -> None:
         )
 
 
+THREADS_ENV = "MIR_LLAMA_THREADS"
+
+
 def default_threads() -> int:
-    # llama.cpp's own default is cpu_count() // 2 (1 on a 2-core machine: half speed).
+    """All cores (at most 8), or ``$MIR_LLAMA_THREADS``.
+
+    llama.cpp's own default is cpu_count() // 2 (1 on a 2-core machine: half speed). But
+    its worker threads spin while they wait: on an oversubscribed machine (parallel test
+    workers, several ``mir`` processes) 2 threads per process measured ~5x slower than 1,
+    so the environment can pin it (the test suite sets 1).
+    """
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
     return max(1, min(os.cpu_count() or 1, 8))
 
 
