@@ -134,7 +134,12 @@ class Route(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
     timeout_s: float = Field(60.0, gt=0)
-    responses: str | None = Field(None, description="scripted: JSONL file of raw outputs.")
+    responses: str | None = Field(
+        None,
+        description="JSONL file of recorded raw outputs, replayed in order: the source of a "
+        "scripted route; on a litellm route replayed through litellm's mock_response; on a "
+        "llama route it replaces the model (offline tests and evals).",
+    )
 
 
 Condition = Literal["invalid", "low_confidence"]
