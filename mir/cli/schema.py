@@ -28,10 +28,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
-        from mir.contracts import json_schemas
         from mir.errors import UsageError
 
-        schemas = {file: _render(body) for file, body in json_schemas().items()}
+        schemas = {file: _render(body) for file, body in all_schemas().items()}
         if name is not None:
             if name not in schemas:
                 raise UsageError(f"unknown schema {name!r}; choose from {sorted(schemas)}")
@@ -51,6 +50,24 @@ def register(app: typer.Typer) -> None:
         for file in schemas:
             console().print(file)
         return 0
+
+
+def all_schemas() -> dict[str, dict]:
+    """The formats users write, plus each capability's ``[tool.mir.<name>]`` settings.
+
+    Composed here because only the shell sees every capability: contracts must not
+    depend on the capabilities that read it.
+    """
+    from mir.boundaries import LintSettings
+    from mir.contracts import json_schemas
+    from mir.inference import ModelSettings
+    from mir.traces import TraceSettings
+
+    sections = {"lint": LintSettings, "model": ModelSettings, "traces": TraceSettings}
+    return {
+        **json_schemas(),
+        **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
+    }
 
 
 def _read(path: Path) -> str | None:

@@ -57,3 +57,26 @@ def test_schemas_are_fresh(run_mir, tmp_path):
 def test_network_is_blocked_in_tests():
     with pytest.raises(ConnectionRefusedError, match="blocked"):
         socket.create_connection(("93.184.216.34", 80), timeout=1)
+
+
+def test_schema_lists_formats_and_every_settings_table(run_mir):
+    result = run_mir("schema")
+    assert result.returncode == 0
+    listed = set(result.stdout.split())
+    assert {
+        "agent-contract.schema.json",
+        "intent-doc.schema.json",
+        "eval-suite.schema.json",
+        "tool-mir.schema.json",
+        "tool-mir-lint.schema.json",
+        "tool-mir-model.schema.json",
+        "tool-mir-traces.schema.json",
+    } <= listed
+
+
+def test_settings_schema_describes_the_lint_table(run_mir):
+    import json
+
+    result = run_mir("schema", "tool-mir-lint.schema.json")
+    assert result.returncode == 0
+    assert "forbidden" in json.loads(result.stdout)["properties"]
