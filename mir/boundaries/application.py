@@ -124,16 +124,18 @@ def parse_files(
     parse: Parser,
     export_modules: set[str],
     check_syntax: bool,
+    syntax_tag: str = "python",
 ) -> tuple[dict[str, Parsed], int]:
     """Parsed result per module, from the cache where the content is known; returns the
-    number of files actually parsed."""
+    number of files actually parsed. ``syntax_tag`` names the syntax checker ``parse``
+    uses: results of different checkers never share a cache entry."""
     from mir.boundaries.parsing import ParseJob
 
     results: dict[str, Parsed] = {}
     jobs: list[ParseJob] = []
     keys: list[str] = []
     for file, digest in zip(files, digests, strict=True):
-        key = f"{digest}:{file.module}:{int(file.is_package)}:{int(check_syntax)}"
+        key = f"{digest}:{file.module}:{int(file.is_package)}:{syntax_tag if check_syntax else '-'}"
         hit = cache.get(key)
         if hit is not None:
             results[file.module] = hit
@@ -171,11 +173,13 @@ def inputs_key(layout: Layout, digests: list[str], source: ProjectSource) -> str
     return hasher.hexdigest()
 
 
-def run_key(inputs: str, settings: LintSettings, shared: tuple[str, ...]) -> str:
+def run_key(
+    inputs: str, settings: LintSettings, shared: tuple[str, ...], syntax_tag: str = "python"
+) -> str:
     """Digest of every input of the rules: when it is unchanged, so are the findings."""
     hasher = hashlib.blake2b(digest_size=16)
     hasher.update(settings.model_dump_json().encode())
-    hasher.update(repr((shared, inputs)).encode())
+    hasher.update(repr((shared, inputs, syntax_tag)).encode())
     return hasher.hexdigest()
 
 
@@ -229,14 +233,16 @@ def run_lint(
     update_baseline: bool = False,
     parse: Parser | None = None,
     extra_findings: Iterable[Finding] = (),
+    syntax_tag: str = "python",
 ) -> LintReport:
-    """Lint the project ``source`` describes; findings are data, never exceptions."""
+    """Lint the project ``source`` describes; findings are data, never exceptions.
+    ``syntax_tag`` names the syntax checker of ``parse`` (part of every cache key)."""
     started = time.perf_counter()
     shared = tuple(shared)
     layout = source.layout(settings)
     digests, read = digest_files(layout.files, source, cache)
     inputs = inputs_key(layout, digests, source)
-    key = run_key(inputs, settings, shared)
+    key = run_key(inputs, settings, shared, syntax_tag)
     cache.mark_inputs(inputs, key)
     rows = cache.result(key)
     parsed_count = 0
@@ -245,7 +251,15 @@ def run_lint(
             from mir.boundaries.parsing import parse_jobs as parse
         exports = {f"{layout.base}.{cap.name}" for cap in layout.capabilities}
         parsed, parsed_count = parse_files(
-            layout.files, digests, read, source, cache, parse, exports, settings.syntax_errors
+            layout.files,
+            digests,
+            read,
+            source,
+            cache,
+            parse,
+            exports,
+            settings.syntax_errors,
+            syntax_tag,
         )
         from mir.boundaries.rules import run_rules
 

@@ -19,6 +19,13 @@ from mir.boundaries.findings import Finding
 from mir.boundaries.parsing import Parsed, ParseJob, parse_jobs, syntax_problems
 from mir.boundaries.replay import replay_config
 from mir.boundaries.report import LintReport
+from mir.boundaries.ruff_syntax import (
+    RuffError,
+    RuffSyntaxCheck,
+    checker_tag,
+    ruff_binary,
+    ruff_can_check,
+)
 from mir.boundaries.settings import LintOptions, LintSettings
 from mir.errors import ConfigError, UsageError
 from mir.project import MirSettings, Project, load_project_at
@@ -87,6 +94,57 @@ def _overlapping_parser(workers: int) -> Parser:
     return parse
 
 
+def syntax_checker(settings: LintSettings) -> tuple[str | None, str]:
+    """``(ruff binary or None for CPython, tag)`` for ``[tool.mir.lint] syntax_checker``."""
+    if not settings.syntax_errors or settings.syntax_checker == "python":
+        return None, "python"
+    binary = ruff_binary()
+    if binary is None:
+        if settings.syntax_checker == "ruff":
+            raise ConfigError(
+                'syntax_checker = "ruff" but the ruff package is not installed',
+                where="[tool.mir.lint]",
+                hint='pip install ruff, or set syntax_checker = "auto"',
+            )
+        return None, "python"
+    return binary, checker_tag(binary)
+
+
+def _ruff_parser(binary: str, root: Path, fallback: Parser) -> Parser:
+    """Scan imports here while ruff checks the syntax on the other cores; files ruff
+    cannot read like CPython (another encoding, NUL bytes) are checked by CPython. If
+    ruff fails to run, every file is checked by ``fallback`` instead."""
+
+    def parse(jobs: list[ParseJob]) -> list[Parsed]:
+        native = [job for job in jobs if job.check_syntax and ruff_can_check(job.source)]
+        if not native:
+            return parse_jobs(jobs)
+        try:
+            check = RuffSyntaxCheck(binary, root, [job.path for job in native]).start()
+        except RuffError:
+            return fallback(jobs)
+        sent = {job.path for job in native}
+        try:
+            scanned = parse_jobs(
+                [replace(job, check_syntax=False) if job.path in sent else job for job in jobs]
+            )
+        except BaseException:
+            check.close()
+            raise
+        try:
+            problems = check.problems()
+        except RuffError:
+            return fallback(jobs)
+        merged = []
+        for job, result in zip(jobs, scanned, strict=True):
+            problem = result.problem or problems.get(job.path)
+            exports = None if problem is not None else result.exports
+            merged.append(Parsed(result.imports, problem, exports))
+        return merged
+
+    return parse
+
+
 def lint_boundaries(
     root: Path,
     options: LintOptions | None = None,
@@ -105,8 +163,9 @@ def lint_boundaries(
         if options.use_cache:
             folder = options.cache_dir or project.root / settings.cache_dir
         cache = FileParseCache(folder)
+    binary, tag = syntax_checker(settings)
     cache.config = replay_config(
-        project.pyproject, project.settings.capabilities, settings, require_capabilities
+        project.pyproject, project.settings.capabilities, settings, require_capabilities, tag
     )
     baseline_path = options.baseline or (
         project.root / settings.baseline if settings.baseline else None
@@ -121,6 +180,9 @@ def lint_boundaries(
         shown = baseline_path.as_posix()
         baseline = JsonBaselineFile(baseline_path, shown)
     workers = options.workers if options.workers is not None else (os.cpu_count() or 1)
+    parse = _overlapping_parser(workers)
+    if binary is not None:
+        parse = _ruff_parser(binary, project.root, parse)
     return run_lint(
         settings,
         project.settings.shared,
@@ -128,6 +190,7 @@ def lint_boundaries(
         cache,
         baseline,
         update_baseline=options.update_baseline,
-        parse=_overlapping_parser(workers),
+        parse=parse,
         extra_findings=extra_findings,
+        syntax_tag=tag,
     )

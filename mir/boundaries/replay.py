@@ -10,7 +10,8 @@ last full run saw, so a replay checks exactly those inputs and nothing else:
 * the tree, discovered by the same code as a full run: every file's content digest
   (stat first, re-hashing only files whose stat changed, so a fresh checkout is still a
   replay), every capability folder and its intent doc's bytes, the first-party names;
-* this linter's own version and the Python version (the cache file's header).
+* this linter's own version and the Python version (the cache file's header), and the
+  syntax checker (ruff's binary, when ruff checks syntax).
 
 Anything else (a changed input, no record, import-linter contracts, an unreadable file)
 returns None and the caller runs the linter, which reports errors the usual way.
@@ -46,10 +47,16 @@ def _digest(data: bytes | None) -> str | None:
 
 
 def replay_config(
-    pyproject: Path, capabilities: str, settings: LintSettings, require_capabilities: bool
+    pyproject: Path,
+    capabilities: str,
+    settings: LintSettings,
+    require_capabilities: bool,
+    syntax_tag: str = "python",
 ) -> tuple:
-    """What a full run records for a replay: the pyproject.toml digest and the settings
-    that discovery and the baseline need, as the validated settings had them."""
+    """What a full run records for a replay: the pyproject.toml digest, the settings
+    that discovery and the baseline need, as the validated settings had them, and the
+    syntax checker the run used (installing or upgrading ruff changes the answer)."""
+    mode = settings.syntax_checker if settings.syntax_errors else "python"
     try:
         data = pyproject.read_bytes()
     except OSError:
@@ -60,7 +67,20 @@ def replay_config(
         tuple(settings.exclude),
         settings.baseline,
         require_capabilities,
+        mode,
+        syntax_tag,
     )
+
+
+def _same_checker(mode: str, tag: str) -> bool:
+    """Would a full run now check syntax with the checker recorded as ``tag``?"""
+    if mode == "python":
+        return tag == "python"
+    from mir.boundaries.ruff_syntax import ruff_binary, same_ruff
+
+    if tag != "python":
+        return same_ruff(tag)  # a stat of the recorded binary: no search
+    return ruff_binary() is None  # auto mode, and ruff is still not installed
 
 
 def _cache_dir_setting(data: bytes | None) -> str | None:
@@ -100,8 +120,11 @@ def replay_report(
     if cache.replay is None:
         return None
     config, inputs, key = cache.replay
-    recorded_pyproject, capabilities, exclude, baseline_setting, required = config
-    if recorded_pyproject != _digest(data) or not required:
+    try:
+        recorded_pyproject, capabilities, exclude, baseline_setting, required, mode, tag = config
+    except ValueError:  # recorded by an older mir
+        return None
+    if recorded_pyproject != _digest(data) or not required or not _same_checker(mode, tag):
         return None
     source = FileSystemSource(root, capabilities, required)
     try:

@@ -75,16 +75,24 @@ def decode_source(source: bytes) -> str:
     Raises ``SyntaxError`` when the bytes cannot be decoded, as ``ast.parse`` does.
     """
     encoding = "utf-8"
-    if source.startswith(codecs.BOM_UTF8):
+    bom = source.startswith(codecs.BOM_UTF8)
+    if bom:
         source = source[3:]
-    else:
-        for line in source.split(b"\n", 2)[:2]:
-            match = _CODING.match(line)
-            if match:
-                encoding = match.group(1).decode("ascii")
-                break
-            if line.strip() and not line.lstrip().startswith(b"#"):
-                break  # the cookie may only be on line 1 or 2, and only in comments
+    for line in source.split(b"\n", 2)[:2]:
+        match = _CODING.match(line)
+        if match:
+            encoding = match.group(1).decode("ascii")
+            break
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            break  # the cookie may only be on line 1 or 2, and only in comments
+    if bom and encoding != "utf-8":
+        # CPython's tokenizer: with a BOM the cookie must name utf-8 (normalised its way)
+        normal = encoding.lower().replace("_", "-")
+        if normal != "utf-8" and not normal.startswith("utf-8-"):
+            error = SyntaxError(f"encoding problem: {encoding} with BOM")
+            error.lineno = 1
+            raise error
+        encoding = "utf-8"
     try:
         return source.decode(encoding)
     except LookupError as exc:

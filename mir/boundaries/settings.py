@@ -40,6 +40,11 @@ class LintSettings(BaseModel):
     syntax_errors: bool = Field(
         True, description="Report files this Python cannot parse (their imports are checked)."
     )
+    syntax_checker: Literal["auto", "ruff", "python"] = Field(
+        "auto",
+        description="What checks syntax: ruff's parser (native, beside the import scan), "
+        "CPython's own (slower), or auto: ruff when it is installed.",
+    )
     exclude: list[str] = Field(
         default_factory=list,
         description="Glob patterns (relative to the project root, POSIX) of files to skip.",
