@@ -6,6 +6,14 @@ parse, at the line of the error. The run goes on: the file's imports are still f
 the text-level extractor and checked by every other rule, so a file using syntax newer
 than the running Python still has its boundaries enforced.
 
+The parse is ruff's (native, beside the import scan), for the running Python's version:
+the grammar and the compile-time errors ruff knows (a duplicate parameter, `return`
+outside a function, a late `__future__` import, syntax newer than this Python). It is
+held to CPython by a differential test: every file `ast.parse` rejects is reported and
+none that `compile` accepts is. `[tool.mir.lint] syntax_checker = "python"` (also used
+when ruff is not installed) parses with CPython itself, slower, and also catches the
+scope errors only its symbol table sees (`nonlocal x` with no `x`).
+
 ## Why it matters
 A linter that crashes or silently skips a broken file gives a green build over code
 that was never checked. Newer syntax is reported too, because a file the CI Python
