@@ -67,6 +67,30 @@ def test_sarif_schema_check_can_fail() -> None:
         jsonschema.validate({"version": "2.1.0", "runs": [{"results": []}]}, schema)
 
 
+def _official_sarif_validator() -> jsonschema.Draft4Validator:
+    """The OASIS SARIF 2.1.0 schema as published (see tests/fixtures/lint/schemas/README.md)."""
+    schema = json.loads((FIXTURES / "schemas" / "sarif-2.1.0-rtm.5.json").read_text())
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+@pytest.mark.parametrize("fixture", ["MIR104", "MIR101", "MIR301"])
+def test_sarif_is_valid_against_the_official_schema(run_mir, tmp_path: Path, fixture: str) -> None:
+    root = tmp_path / fixture
+    shutil.copytree(FIXTURES / "rules" / fixture, root)
+    result = run_mir("lint", "boundaries", str(root), "--no-cache", "--format", "sarif")
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    assert log["runs"][0]["results"]
+    errors = [error.message for error in _official_sarif_validator().iter_errors(log)]
+    assert errors == []
+
+
+def test_official_sarif_schema_check_can_fail() -> None:
+    broken = {"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"level": "x"}]}]}
+    assert list(_official_sarif_validator().iter_errors(broken))
+
+
 def test_github_prints_one_annotation_per_finding(run_mir, tree: Path) -> None:
     result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "github")
     assert result.returncode == 1
