@@ -49,6 +49,8 @@ _NEXT_KEYWORD_PATTERN = (
     rf"|(?P<tc>TYPE_CHECKING)\b"
     rf"|from\b)"
 )
+# ``match.lastgroup`` (the branch taken) -> the group where its keyword starts
+_KEYWORD_GROUP = {"paren": "from", "frest": "from", "irest": "import", "tc": "tc"}
 _TC_PREFIX = re.compile(r"([ \t\f]*)(?:el)?if(?:[ \t\f(])[ \t\f(]*(?:\w+[ \t\f]*\.[ \t\f]*)*")
 _TC_SUFFIX = re.compile(r"[ \t\f)]*:")
 _COMMENT = re.compile(r"#[^\n]*")
@@ -126,42 +128,58 @@ def scan_imports(source: bytes | str, importer: str, is_package: bool) -> list[I
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     rows: list[ImportRow] = []
+    append = rows.append
     blocks: list[tuple[int, int]] = []  # TYPE_CHECKING bodies as (start, end) offsets
     line, counted_to, position = 1, 0, 0
     match_next = _next_keyword().match
+    count, rfind = text.count, text.rfind
     while (match := match_next(text, position)) is not None:
         position = match.end()
-        groups = match.groupdict()
-        kind = "from" if groups["from"] else "import" if groups["import"] else groups["tc"]
+        kind = match.lastgroup  # the last group that took part names the branch
         if kind is None:  # ``yield from`` / ``raise ... from``
             continue
-        start = match.start(kind if kind != "TYPE_CHECKING" else "tc")
-        line += text.count("\n", counted_to, start)
+        start = match.start(_KEYWORD_GROUP[kind])
+        line += count("\n", counted_to, start)
         counted_to = start
-        line_start = text.rfind("\n", 0, start) + 1
+        line_start = rfind("\n", 0, start) + 1
         prefix = text[line_start:start]
-        if kind == "TYPE_CHECKING":
+        if kind == "tc":
             header = _TC_PREFIX.fullmatch(prefix)
             colon = _TC_SUFFIX.match(text, position)
             if header is not None and colon is not None:
                 blocks.append(_type_checking_body(text, colon.end(), header.group(1)))
             continue
         column = len(prefix) if prefix.isascii() else len(prefix.encode("utf-8"))
-        in_tc = bool(blocks) and any(begin <= start < end for begin, end in blocks)
-        if kind == "import":
-            for alias in groups["irest"].split(","):
-                rows.append((_strip_as(alias), (), line, column, in_tc, False))
+        in_tc = False
+        if blocks:
+            for begin, stop in blocks:
+                if begin <= start < stop:
+                    in_tc = True
+                    break
+        if kind == "irest":
+            for alias in match.group("irest").split(","):
+                append((_strip_as(alias), (), line, column, in_tc, False))
             continue
-        raw = _SPACE.sub("", groups["fmod"])
-        module = raw.lstrip(".")
-        level = len(raw) - len(module)
-        name, beyond = resolve_relative(module or None, level, importer, is_package)
-        body = groups["paren"]
-        body = groups["frest"] if body is None else _COMMENT.sub("", body)
+        raw = match.group("fmod")
+        if " " in raw or "\\" in raw or "\t" in raw or "\f" in raw:
+            raw = _SPACE.sub("", raw)
+        if raw[0] == ".":
+            module = raw.lstrip(".")
+            name, beyond = resolve_relative(
+                module or None, len(raw) - len(module), importer, is_package
+            )
+        else:
+            name, beyond = raw, False
+        if kind == "paren":
+            body = match.group("paren")
+            if "#" in body:
+                body = _COMMENT.sub("", body)
+        else:
+            body = match.group("frest")
         names = tuple(
-            _strip_as(alias) for alias in body.split(",") if not alias.isspace() and alias
+            [_strip_as(alias) for alias in body.split(",") if alias and not alias.isspace()]
         )
-        rows.append((name, names, line, column, in_tc, beyond))
+        append((name, names, line, column, in_tc, beyond))
     return rows
 
 

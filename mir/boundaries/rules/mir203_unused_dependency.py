@@ -33,14 +33,18 @@ NAME = "unused-dependency"
 
 
 def check(model: LintModel) -> Iterator[Finding]:
-    used: set[tuple[str | None, str]] = set()
     # every import counts here, TYPE_CHECKING ones included: a dependency used only for
     # annotations is still a dependency worth declaring
-    for module in model.modules.values():
-        source = model.capability_of(module.name)
-        for ref in module.imports:
-            for target in model.resolve(ref):
-                used.add((source, model.capability_of(target) or ""))
+    used: set[tuple[str | None, str]]
+    if model.settings.type_checking_imports:  # the edges already hold every import
+        used = {(edge.source_capability, edge.target_capability or "") for edge in model.edges()}
+    else:
+        used = set()
+        for module in model.modules.values():
+            source = model.capability_of(module.name)
+            for ref in module.imports:
+                for target in model.resolve(ref):
+                    used.add((source, model.capability_of(target) or ""))
     for capability in model.capabilities.values():
         doc = capability.doc
         if doc is None or capability.intent is None:
