@@ -162,7 +162,16 @@ def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
 
             raise UsageError("import-linter support is not installed", where=str(config)) from exc
         return None
-    return check_contracts(root, config)
+    return check_contracts(root, config, warn=_warn)
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr (stdout may be JSON, SARIF or JUnit), never a failure."""
+    from rich.markup import escape
+
+    from mir.cli.output import error_console
+
+    error_console().print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def default_root() -> Path:

@@ -6,6 +6,7 @@ Tests build ``application.evaluate_config`` with fakes; ``mir lint boundaries`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from mir.boundaries import Finding, extract_imports
@@ -31,10 +32,21 @@ def evaluate(root: Path, config: Path | None = None) -> list[ContractResult]:
     return evaluate_config(root, raw, SourceScanner(extract_imports))
 
 
-def check_contracts(root: Path, config: Path | None) -> list[Finding] | None:
-    """Findings of every broken contract; None when no config is given or found in ``root``."""
+def check_contracts(
+    root: Path, config: Path | None, warn: Callable[[str], None] | None = None
+) -> list[Finding] | None:
+    """Findings of every broken contract; None when no config is given or found in ``root``.
+
+    ``warn`` receives each contract's warnings (e.g. an ``ignore_imports`` entry that
+    matches nothing, with ``unmatched_ignore_imports_alerting = warn``), prefixed with
+    the contract's name, as ``lint-imports`` prints them.
+    """
     raw = locate_config(root, config, ConfigFiles())
     if raw is None:
         return None
     results = evaluate_config(root, raw, SourceScanner(extract_imports))
+    if warn is not None:
+        for result in results:
+            for message in result.warnings:
+                warn(f"contract '{result.name}': {message}")
     return [finding for result in results for finding in result.findings]

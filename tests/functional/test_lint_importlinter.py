@@ -71,3 +71,22 @@ def test_contract_findings_get_their_own_sarif_rules(run_mir, tmp_path: Path) ->
     for item in log["runs"][0]["results"]:
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
         assert item["ruleId"].startswith("IL")
+
+
+def test_contract_warnings_go_to_stderr_and_do_not_fail(run_mir, tmp_path: Path) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "importlinter" / "layers", tree)
+    config = tree / ".importlinter"
+    text = config.read_text()
+    # keep only the contract whose stale ignore_imports entry is set to warn
+    config.write_text(
+        text[: text.index("[importlinter:contract:")]
+        + text[text.index("[importlinter:contract:warn-kept]") :]
+    )
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+    assert (
+        "warning: contract 'Unmatched ignore only warns': No matches for ignored import "
+        "shop.plain.low -> shop.nowhere." in result.stderr
+    )
