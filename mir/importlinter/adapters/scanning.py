@@ -2,7 +2,8 @@
 
 ``lint-imports`` finds root packages with ``importlib`` (so they must be importable);
 mir finds them as folders next to the config file or under ``src/``, which also works
-for src-layouts and for packages whose ``__init__`` cannot be imported. Module discovery
+for src-layouts and for packages whose ``__init__`` cannot be imported, and else where
+``importlib``'s path finder would (``sys.path``, without importing them). Module discovery
 and import resolution follow grimp:
 
 * modules are the ``.py`` files of the root package; a folder below a regular package is
@@ -52,12 +53,36 @@ def locate_package(name: str, search_dirs: Iterable[Path]) -> Path:
                 where=str(candidate.with_suffix(".py")),
                 hint="root_packages should only contain packages (directories)",
             )
+    found = _on_sys_path(name)
+    if found is not None:
+        return found
     looked = ", ".join(str(d) for d in search_dirs)
     raise ConfigError(
         f"could not find root package '{name}'",
-        where=looked,
-        hint="root_packages must be folders next to the config file or under src/",
+        where=f"{looked} or this Python's sys.path",
+        hint="root_packages must be folders next to the config file, under src/, "
+        "or importable by the Python running mir",
     )
+
+
+def _on_sys_path(name: str) -> Path | None:
+    """Where ``lint-imports`` would find root package ``name``: on ``sys.path`` (an
+    installed or ``pip install -e`` package of a monorepo). ``PathFinder`` only looks at
+    folders on disk: nothing is imported and no import hook runs."""
+    from importlib.machinery import PathFinder
+
+    top, _, rest = name.partition(".")
+    try:
+        spec = PathFinder.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location).joinpath(*rest.split(".")) if rest else Path(location)
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def find_modules(name: str, directory: Path) -> tuple[dict[str, Path], set[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,17 @@ def test_locating_root_packages(tmp_path: Path) -> None:
         locate_package("single", dirs)
     with pytest.raises(ConfigError, match="could not find root package 'ghost'"):
         locate_package("ghost", dirs)
+
+
+def test_a_root_package_elsewhere_is_found_on_sys_path_without_importing_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # a monorepo member installed with `pip install -e packages/billing`
+    write(tmp_path, {"packages/billing/src/billing/__init__.py": "raise SystemExit('imported!')"})
+    monkeypatch.syspath_prepend(str(tmp_path / "packages" / "billing" / "src"))
+    found = locate_package("billing", [tmp_path, tmp_path / "src"])
+    assert found == tmp_path / "packages" / "billing" / "src" / "billing"
+    assert "billing" not in sys.modules
 
 
 SOURCES = {
