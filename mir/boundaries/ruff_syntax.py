@@ -21,12 +21,13 @@ NUL bytes are not sent to ruff: the caller checks them with CPython.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a replayed run only stats the binary: it never runs ruff
+    import subprocess
 
 # Arguments per ruff process: below Windows' 32 KiB command line and, elsewhere, well
 # below Linux's 2 MiB ARG_MAX (one process per ~10,000 files: each costs a start-up).
@@ -83,17 +84,20 @@ class RuffError(RuntimeError):
     """ruff could not run or answered something unexpected (the caller falls back)."""
 
 
-@dataclass
 class RuffSyntaxCheck:
-    """ruff processes checking ``paths`` (relative to ``root``) in the background."""
+    """ruff processes checking ``paths`` (relative to ``root``) in the background.
+    (A plain class: a replayed run imports this module, and a dataclass costs ~2 ms.)"""
 
-    binary: str
-    root: Path
-    paths: list[str]
-    threads: int = 1
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    def __init__(self, binary: str, root: Path, paths: list[str], threads: int = 1) -> None:
+        self.binary = binary
+        self.root = root
+        self.paths = paths
+        self.threads = threads
+        self.processes: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> RuffSyntaxCheck:
+        import subprocess
+
         target = f"py{sys.version_info[0]}{sys.version_info[1]}"
         command = [
             self.binary,
@@ -132,6 +136,8 @@ class RuffSyntaxCheck:
     def problems(self) -> dict[str, tuple[int, int, str]]:
         """The first syntax error of each flagged path: ``(line, column, message)``,
         column 0-based like CPython's. Raises ``RuffError`` when a process failed."""
+        import json
+
         found: dict[str, tuple[int, int, str]] = {}
         relative = {os.path.normcase(os.path.join(self.root, path)): path for path in self.paths}
         try:
