@@ -202,6 +202,7 @@ def build_model(
             imports=tuple(map(Ref._make, result.imports)),
             problem=None if result.problem is None else ParseProblem(*result.problem),
             exports=result.exports,
+            ignores=result.ignores,
         )
     capabilities = {
         cap.name: Capability(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # a replayed run never looks an entry up: no parser imported
     from mir.boundaries.parsing import Parsed
 
-CACHE_FORMAT = f"mir-lint-6-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"mir-lint-7-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "boundaries-index.marshal"
 ENTRIES_FILE = "boundaries-entries.marshal"
 

@@ -88,7 +88,7 @@ def _overlapping_parser(workers: int) -> Parser:
         for job, result in zip(jobs, scanned, strict=True):
             problem = result.problem or problems.get(job.path)
             exports = None if problem is not None else result.exports
-            merged.append(Parsed(result.imports, problem, exports))
+            merged.append(Parsed(result.imports, problem, exports, result.ignores))
         return merged
 
     return parse
@@ -139,7 +139,7 @@ def _ruff_parser(binary: str, root: Path, fallback: Parser) -> Parser:
         for job, result in zip(jobs, scanned, strict=True):
             problem = result.problem or problems.get(job.path)
             exports = None if problem is not None else result.exports
-            merged.append(Parsed(result.imports, problem, exports))
+            merged.append(Parsed(result.imports, problem, exports, result.ignores))
         return merged
 
     return parse

@@ -52,6 +52,7 @@ class SourceModule:
     imports: tuple[Ref, ...]
     problem: ParseProblem | None = None
     exports: tuple[str, ...] | None = None  # public names, for capability __init__ files
+    ignores: tuple[tuple[int, tuple[str, ...]], ...] = ()  # ignore comments: (line, codes)
 
 
 @dataclass(frozen=True, slots=True)

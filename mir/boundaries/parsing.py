@@ -9,7 +9,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mir.boundaries.scan import ImportRow, check_syntax, decode_source, scan_imports
+from mir.boundaries.scan import (
+    IgnoreRow,
+    ImportRow,
+    check_syntax,
+    decode_source,
+    scan_ignores,
+    scan_imports,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,14 +33,16 @@ class ParseJob:
 class Parsed:
     """What one file's content parsed to, as plain tuples (cheap to cache and to ship
     between processes): import rows in ``ImportRef`` field order, the parse problem as
-    ``(line, column, message)``, the exported names of a package ``__init__``."""
+    ``(line, column, message)``, the exported names of a package ``__init__``, the
+    ``# mir: ignore[...]`` comments as ``(line, codes)``."""
 
     imports: tuple[ImportRow, ...]
     problem: tuple[int, int, str] | None
     exports: tuple[str, ...] | None
+    ignores: tuple[IgnoreRow, ...] = ()
 
     def to_plain(self) -> tuple:
-        return self.imports, self.problem, self.exports
+        return self.imports, self.problem, self.exports, self.ignores
 
     @classmethod
     def from_plain(cls, plain: tuple) -> Parsed:
@@ -57,7 +66,7 @@ def parse_job(job: ParseJob) -> Parsed:
             exports = exported_names(text)
         except SyntaxError:  # syntax checking switched off and the file is broken
             exports = None
-    return Parsed(imports, problem, exports)
+    return Parsed(imports, problem, exports, scan_ignores(text))
 
 
 def parse_jobs(jobs: list[ParseJob]) -> list[Parsed]:

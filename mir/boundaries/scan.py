@@ -58,6 +58,12 @@ _SPACE = re.compile(r"[\s\\]+")
 _BRACKETS_PATTERN = rf"\#[^\n]*|{_STRINGS}|[()\[\]{{}}]"
 _LINE_START = re.compile(r"^([ \t\f]*)[^ \t\f\n#]", re.MULTILINE)
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+# An ignore comment: the marker, then the codes in brackets, then an optional reason; a
+# marker without brackets is reported (MIR304). Searched for in comment tokens only.
+_IGNORE = re.compile(r"#[ \t]*mir:[ \t]*ignore\b(?:\[([^\]\n]*)\])?")
+_STRING_OR_COMMENT_PATTERN = rf"{_STRINGS}|\#[^\n]*"
+
+IgnoreRow = tuple[int, tuple[str, ...]]  # (line, codes); no codes: a malformed directive
 
 
 @cache
@@ -181,6 +187,38 @@ def scan_imports(source: bytes | str, importer: str, is_package: bool) -> list[I
         )
         append((name, names, line, column, in_tc, beyond))
     return rows
+
+
+def scan_ignores(text: str) -> tuple[IgnoreRow, ...]:
+    """Every ``mir: ignore[CODE, ...]`` comment as ``(line, codes)``, in source order.
+
+    Only real comments count: strings and docstrings are skipped as tokens, so a
+    docstring that shows the syntax is not a directive.
+    """
+    if "mir:" not in text:
+        return ()
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    rows: list[IgnoreRow] = []
+    line, counted_to = 1, 0
+    for token in _string_or_comment().finditer(text):
+        comment = token.group()
+        if comment[0] != "#" or "mir:" not in comment:
+            continue
+        match = _IGNORE.search(comment)
+        if match is None:
+            continue
+        line += text.count("\n", counted_to, token.start())
+        counted_to = token.start()
+        listed = match.group(1) or ""
+        codes = tuple(code.strip().upper() for code in listed.split(",") if code.strip())
+        rows.append((line, codes))
+    return tuple(rows)
+
+
+@cache
+def _string_or_comment() -> re.Pattern[str]:
+    return re.compile(_STRING_OR_COMMENT_PATTERN, re.DOTALL)
 
 
 def _strip_as(alias: str) -> str:

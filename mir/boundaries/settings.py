@@ -45,6 +45,11 @@ class LintSettings(BaseModel):
         description="What checks syntax: ruff's parser (native, beside the import scan), "
         "CPython's own (slower), or auto: ruff when it is installed.",
     )
+    inline_ignores: bool = Field(
+        True,
+        description="Honour `# mir: ignore[CODE]` comments (false: report every finding, "
+        "e.g. so an assistant cannot silence the linter).",
+    )
     exclude: list[str] = Field(
         default_factory=list,
         description="Glob patterns (relative to the project root, POSIX) of files to skip.",

@@ -26,6 +26,7 @@ from mir.boundaries.rules import (
     mir301_syntax_error,
     mir302_relative_beyond_top,
     mir303_capability_without_init,
+    mir304_unused_ignore,
 )
 
 _MODULES: tuple[ModuleType, ...] = (
@@ -41,6 +42,7 @@ _MODULES: tuple[ModuleType, ...] = (
     mir301_syntax_error,
     mir302_relative_beyond_top,
     mir303_capability_without_init,
+    mir304_unused_ignore,
 )
 SECTIONS = ("What it does", "Why it matters", "Example", "How to fix")
 
@@ -71,5 +73,8 @@ def rule_for(code: str) -> RuleInfo | None:
 
 
 def run_rules(model: LintModel) -> list[Finding]:
-    findings = [finding for rule in all_rules() for finding in rule.check(model)]
+    rules = all_rules()
+    findings = [finding for rule in rules for finding in rule.check(model)]
+    # inline ignore comments (MIR304) go last: they need every other finding
+    findings = mir304_unused_ignore.apply(model, findings, {rule.code for rule in rules})
     return sorted(findings, key=lambda finding: finding.sort_key)
