@@ -114,6 +114,21 @@ def test_junit_is_well_formed_with_one_failure_per_finding(run_mir, tree: Path) 
     assert all(case.find("failure").get("message") for case in failures)
 
 
+def test_junit_reads_back_in_an_independent_junit_parser(run_mir, tree: Path) -> None:
+    """junitparser (what CI report tools build on) sees the same suite and failures."""
+    from junitparser import Failure, JUnitXml
+
+    result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--format", "junit")
+    xml = JUnitXml.fromstring(result.stdout)
+    suites = list(xml) if isinstance(xml, JUnitXml) else [xml]
+    cases = [case for suite in suites for case in suite]
+    failed = [case for case in cases if any(isinstance(r, Failure) for r in case.result)]
+    assert len(failed) == 6
+    assert all(case.name and case.classname for case in cases)
+    assert sum(suite.failures for suite in suites) == 6
+    assert sum(suite.tests for suite in suites) == len(cases)
+
+
 def test_clean_project_exits_zero(run_mir, tmp_path: Path) -> None:
     root = tmp_path / "clean"
     shutil.copytree(FIXTURES / "rules" / "MIR104", root)
