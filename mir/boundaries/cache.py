@@ -84,7 +84,12 @@ def _store(path: Path, payload: Any) -> None:
     import tempfile
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # self-ignoring, like ruff's and pytest's caches: a project that never ran
+            # `mir init` (which ignores .mir/) must not commit it, nor have pre-commit
+            # report the hook as "files were modified"
+            (path.parent / ".gitignore").write_text("# Created by mir automatically.\n*\n")
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     except OSError:
         return

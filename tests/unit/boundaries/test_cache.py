@@ -69,3 +69,11 @@ def test_the_fingerprint_covers_the_code_findings_depend_on() -> None:
     for source in ("boundaries/scan.py", "rules/__init__.py", "contracts/domain.py"):
         assert f"{source}:" in fingerprint
     assert "project/domain.py:" in fingerprint
+
+
+def test_a_new_cache_folder_ignores_itself_in_git(tmp_path: Path) -> None:
+    folder = tmp_path / ".mir" / "cache"
+    cache = FileParseCache(folder)
+    cache.remember("a.py", (1, 2), "digest")
+    cache.save()
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
