@@ -88,8 +88,11 @@ class RuffSyntaxCheck:
     """ruff processes checking ``paths`` (relative to ``root``) in the background.
     (A plain class: a replayed run imports this module, and a dataclass costs ~2 ms.)"""
 
-    def __init__(self, binary: str, root: Path, paths: list[str], threads: int = 1) -> None:
+    def __init__(
+        self, binary: str, root: Path, paths: list[str], threads: int = 1, timeout_s: float = 600
+    ) -> None:
         self.binary = binary
+        self.timeout_s = timeout_s  # then the caller checks with CPython instead
         self.root = root
         self.paths = paths
         self.threads = threads
@@ -137,12 +140,16 @@ class RuffSyntaxCheck:
         """The first syntax error of each flagged path: ``(line, column, message)``,
         column 0-based like CPython's. Raises ``RuffError`` when a process failed."""
         import json
+        import subprocess
 
         found: dict[str, tuple[int, int, str]] = {}
         relative = {os.path.normcase(os.path.join(self.root, path)): path for path in self.paths}
         try:
             for process in self.processes:
-                out, err = process.communicate()
+                try:
+                    out, err = process.communicate(timeout=self.timeout_s)
+                except subprocess.TimeoutExpired as exc:
+                    raise RuffError(f"ruff took over {self.timeout_s:.0f} s") from exc
                 if process.returncode not in (0, 1):
                     message = err.decode("utf-8", "replace").strip().splitlines()
                     raise RuffError(f"ruff exited {process.returncode}: {' '.join(message[:3])}")

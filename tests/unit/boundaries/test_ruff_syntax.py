@@ -216,3 +216,14 @@ def test_results_of_different_checkers_never_share_a_cache_entry(tmp_path: Path)
     ruff_message = next(f.message for f in by_ruff if f.path == domain)
     assert python_message != ruff_message  # each checker's own words, not a cached one
     assert BINARY is not None and checker_tag(BINARY).startswith("ruff:")
+
+
+def test_a_ruff_that_hangs_is_given_up(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    slow = tmp_path / "slow-ruff"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    check = RuffSyntaxCheck(str(slow), tmp_path, ["a.py"], timeout_s=0.5).start()
+    with pytest.raises(RuffError, match="took over"):
+        check.problems()
+    assert all(process.poll() is not None for process in check.processes)  # killed
