@@ -86,14 +86,22 @@ def _overlapping_parser(workers: int) -> Parser:
             for batch, found in zip([*theirs, *ours], results, strict=True)
             for (path, _), problem in zip(batch, found, strict=True)
         }
-        merged = []
-        for job, result in zip(jobs, scanned, strict=True):
-            problem = result.problem or problems.get(job.path)
-            exports = None if problem is not None else result.exports
-            merged.append(Parsed(result.imports, problem, exports, result.ignores))
-        return merged
+        return _with_problems(jobs, scanned, problems)
 
     return parse
+
+
+def _with_problems(
+    jobs: list[ParseJob], scanned: list[Parsed], problems: dict[str, tuple[int, int, str]]
+) -> list[Parsed]:
+    """The scan results with the syntax problems a separate check found by path (a file
+    that does not parse exports nothing)."""
+    merged = []
+    for job, result in zip(jobs, scanned, strict=True):
+        problem = result.problem or problems.get(job.path)
+        exports = None if problem is not None else result.exports
+        merged.append(Parsed(result.imports, problem, exports, result.ignores))
+    return merged
 
 
 def syntax_checker(settings: LintSettings) -> tuple[str | None, str]:
@@ -137,12 +145,7 @@ def _ruff_parser(binary: str, root: Path, fallback: Parser) -> Parser:
             problems = check.problems()
         except RuffError:
             return fallback(jobs)
-        merged = []
-        for job, result in zip(jobs, scanned, strict=True):
-            problem = result.problem or problems.get(job.path)
-            exports = None if problem is not None else result.exports
-            merged.append(Parsed(result.imports, problem, exports, result.ignores))
-        return merged
+        return _with_problems(jobs, scanned, problems)
 
     return parse
 

@@ -131,8 +131,7 @@ def scan_imports(source: bytes | str, importer: str, is_package: bool) -> list[I
     text = decode_source(source) if isinstance(source, bytes) else source
     if "import" not in text:
         return []
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _unix_newlines(text)
     rows: list[ImportRow] = []
     append = rows.append
     blocks: list[tuple[int, int]] = []  # TYPE_CHECKING bodies as (start, end) offsets
@@ -197,8 +196,7 @@ def scan_ignores(text: str) -> tuple[IgnoreRow, ...]:
     """
     if "mir:" not in text:
         return ()
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _unix_newlines(text)
     rows: list[IgnoreRow] = []
     line, counted_to = 1, 0
     for token in _string_or_comment().finditer(text):
@@ -219,6 +217,11 @@ def scan_ignores(text: str) -> tuple[IgnoreRow, ...]:
 @cache
 def _string_or_comment() -> re.Pattern[str]:
     return re.compile(_STRING_OR_COMMENT_PATTERN, re.DOTALL)
+
+
+def _unix_newlines(text: str) -> str:
+    """``\\r\\n`` and lone ``\\r`` as ``\\n``, so line numbers count the way CPython's do."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _strip_as(alias: str) -> str:
