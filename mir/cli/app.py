@@ -76,10 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     except MirUserError as exc:
         if debug:
             raise
-        from rich.markup import escape
+        from rich.text import Text
 
-        # escape: messages quote things like "[tool.mir]", which rich would eat as markup
-        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        # Text: messages quote things like "[tool.mir]" or the user's own input, which rich
+        # would eat as markup. A message listing several problems (a contract with two
+        # typos) has one line each, every line marked as an error.
+        for line in str(exc).splitlines() or [""]:
+            error_console().print(Text.assemble(("error:", "bold red"), " ", line))
         return exc.exit_code
     except typer.Abort:
         error_console().print("aborted")
