@@ -52,7 +52,13 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
+        from mir.errors import UsageError
         from mir.runtime import run_agent
+
+        if not role.strip():
+            raise UsageError(
+                "--role: empty role", hint="name the caller's role, e.g. --role support"
+            )
 
         record = run_agent(
             ref,
