@@ -16,6 +16,8 @@ Two rules for everything printed through them:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -63,3 +65,29 @@ def _piped_console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True, width=PIPED_WIDTH)
+
+
+@contextmanager
+def step_spinner(*, enabled: bool = True) -> Iterator[Callable[[str], None] | None]:
+    """A spinner on stderr naming the current step, only when stderr is a terminal.
+
+    Yields the callback to hand to the runtime (``None`` when there is no spinner: piped,
+    ``--json``, or not a terminal, so nothing but the result is ever written). It is
+    transient: the line is gone when the step ends, before the result is printed.
+    """
+    err = error_console()
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    from rich.live import Live
+    from rich.spinner import Spinner
+    from rich.text import Text
+
+    spinner = Spinner("dots", text=Text("loading agent"))
+    with Live(spinner, console=err, transient=True, refresh_per_second=12.5) as live:
+
+        def show(step: str) -> None:
+            spinner.update(text=Text(step))  # the step may name a model: literal text
+            live.refresh()  # draw it now: a step can end before the next tick
+
+        yield show

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console
+from mir.cli.output import console, step_spinner
 
 if TYPE_CHECKING:
     from mir.runtime import DecisionRecord
@@ -60,15 +60,17 @@ def register(app: typer.Typer) -> None:
                 "--role: empty role", hint="name the caller's role, e.g. --role support"
             )
 
-        record = run_agent(
-            ref,
-            input=input,
-            context=context,
-            provider=provider,
-            responses=responses,
-            role=role,
-            project=project,
-        )
+        with step_spinner(enabled=not as_json) as progress:
+            record = run_agent(
+                ref,
+                input=input,
+                context=context,
+                provider=provider,
+                responses=responses,
+                role=role,
+                project=project,
+                progress=progress,
+            )
         render_record(record, as_json)
 
     app.add_typer(run, name="run")
