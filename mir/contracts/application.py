@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from mir.contracts.domain import AgentContract, EvalSuite, IntentDoc
 from mir.errors import ConfigError
+from mir.project import known_keys
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -89,35 +90,6 @@ def validation_error(
     ]
     located.sort(key=lambda item: item[:2])
     return DocumentError([(f"{where}:{line}" if line else where, t) for _, line, t in located])
-
-
-def known_keys(schema: dict[str, Any], loc: tuple[Any, ...]) -> list[str]:
-    """The keys the JSON schema allows in the mapping at ``loc`` (for "did you mean")."""
-    definitions = schema.get("$defs", {})
-
-    def resolve(node: Any) -> dict[str, Any]:
-        for _ in range(20):  # bounded: a $ref cycle must not hang an error message
-            if not isinstance(node, dict):
-                return {}
-            if "$ref" in node:
-                node = definitions.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
-            elif "properties" not in node and "anyOf" in node:
-                node = next((a for a in node["anyOf"] if a.get("type") != "null"), {})
-            else:
-                return node
-        return {}
-
-    node = resolve(schema)
-    for part in loc:
-        if isinstance(part, int):
-            node = resolve(node.get("items", {}))
-        elif part in node.get("properties", {}):
-            node = resolve(node["properties"][part])
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = resolve(node["additionalProperties"])
-        else:
-            return []
-    return sorted(node.get("properties", {}))
 
 
 def json_schemas() -> dict[str, dict]:

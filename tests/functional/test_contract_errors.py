@@ -106,3 +106,19 @@ def test_an_intent_doc_typo_is_named_too(run_mir, tmp_path: Path):
     assert "CLAUDE.md:3:1: MIR202 depend_on: unknown key (did you mean `depends_on`?)" in (
         result.stdout
     )
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('[tool.mir]\ncapabilites = "capabilities"\n',
+         "tool.mir.capabilites: unknown key (did you mean `capabilities`?)"),
+        ("[tool.mir]\n[tool.mir.traces]\nfsnc = true\n",
+         "tool.mir.traces.fsnc: unknown key (did you mean `fsync`?)"),
+    ],
+)  # fmt: skip
+def test_a_settings_typo_names_the_key_it_should_be(run_mir, tmp_path: Path, table, expected):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n' + table)
+    result = run_mir("traces", "list", cwd=tmp_path)
+    assert result.returncode == 2
+    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
