@@ -65,7 +65,9 @@ class _ObservedProvider:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
-        label = "/".join(p for p in (self.inner.name, self.route.model) if p)
+        model = self.route.model or ""
+        model = model.rsplit("/", 1)[-1] if model.endswith(".gguf") else model  # a path
+        label = "/".join(p for p in (self.inner.name, model) if p)
         warm_up = getattr(self.inner, "loaded", None)  # llama: loads the model once
         if self.calls == 1 and callable(warm_up):
             self.say(f"loading model {label}")
