@@ -53,7 +53,10 @@ def _contracts(project: Project) -> _Contracts:
         try:
             healthy[agent_name(load_agent_contract(path), path)] = path
         except MirUserError as exc:
-            broken[f"{path.parent.parent.name}.{path.stem}"] = (path, exc.message)
+            # one line for a listing row: the first problem, at its line when known
+            line = (exc.where or "").rpartition(":")[2]
+            reason = f"line {line}: {exc.message}" if line.isdigit() else exc.message
+            broken[f"{path.parent.parent.name}.{path.stem}"] = (path, reason)
     return _Contracts(healthy, broken)
 
 

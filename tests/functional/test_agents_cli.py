@@ -29,7 +29,8 @@ def test_a_broken_contract_is_listed_as_broken_and_blocks_nobody(run_mir, app: P
     listing = run_mir("agents", "list", cwd=app)
     assert listing.returncode == 0, listing.stderr
     rows = {line.split()[0]: line for line in listing.stdout.splitlines()[1:]}
-    assert "broken" in rows["refunds.quick"] and "misison: unknown key" in rows["refunds.quick"]
+    assert "broken" in rows["refunds.quick"]
+    assert "line 4: misison: unknown key (did you mean `mission`?)" in rows["refunds.quick"]
     assert "active" in rows["refunds.triage"]
     # the emergency brake works for every healthy agent...
     suspended = run_mir("agents", "suspend", "refunds.triage", "--reason", "drift", cwd=app)
