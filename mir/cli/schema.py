@@ -26,6 +26,9 @@ def register(app: typer.Typer) -> None:
         name: str | None = typer.Argument(
             None, help="Print one schema, e.g. agent-contract.schema.json."
         ),
+        as_json: bool = typer.Option(
+            False, "--json", help="List the schema names as a JSON array."
+        ),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
         from mir.cli.paths import input_folder, output_folder
@@ -54,8 +57,11 @@ def register(app: typer.Typer) -> None:
                 (write / file).write_text(text, encoding="utf-8")
                 console().print(f"wrote {write / file}", markup=False)
             return 0
+        if as_json:
+            console().out(json.dumps(sorted(schemas), indent=2))
+            return 0
         for file in schemas:
-            console().print(file)
+            console().print(file, markup=False)
         return 0
 
 

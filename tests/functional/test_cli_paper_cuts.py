@@ -37,3 +37,8 @@ def test_dir_of_the_package_is_its_public_api(tmp_path):
     names = json.loads(out)
     assert {"Any", "annotations", "import_module", "cli"}.isdisjoint(names)
     assert {"load_agent", "Agent", "approve", "reject", "__version__"} <= set(names)
+
+
+def test_the_schema_listing_has_json_too(run_mir):
+    names = json.loads(run_mir("schema", "--json").stdout)
+    assert "agent-contract.schema.json" in names and names == sorted(names)
