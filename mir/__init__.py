@@ -5,10 +5,7 @@ load_agent``); the ``mir`` CLI is a thin shell over the same functions. Public n
 resolved lazily so ``import mir`` stays cheap.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
+from importlib import import_module as _import_module
 
 __version__ = "0.1.0"
 
@@ -27,11 +24,12 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        return getattr(_import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'mir' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    # the public API only: not this module's helpers, not sub-packages imported by now
+    return sorted(["__version__", *_LAZY])

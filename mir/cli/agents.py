@@ -2,35 +2,53 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import typer
 
-from mir.cli.output import console
+from mir.cli.output import console, literal, print_listing
 
 PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+_STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
 
 def register(app: typer.Typer) -> None:
     agents = typer.Typer(help="List, suspend and resume agents.", no_args_is_help=True)
 
     @agents.command("list")
-    def list_command(project: str | None = PROJECT) -> None:
-        """Every agent of the project with its state (active / suspended)."""
+    def list_command(
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        project: str | None = PROJECT,
+    ) -> None:
+        """Every agent of the project with its state (active / suspended / broken)."""
         from rich.table import Table
 
+        from mir.project import find_project
         from mir.runtime import list_agents
 
+        listing = list_agents(project)
+        if as_json:
+            rows = [status.model_dump(mode="json") for status in listing]
+            sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            return
+        if not listing:
+            folder = find_project(Path(project) if project else None).settings.capabilities
+            console().print(f"no agents found under {folder}/", markup=False)
+            return
         table = Table("agent", "state", "contract", "reason", "by", "at", box=None)
-        for status in list_agents(project):
-            style = "red" if status.state == "suspended" else "green"
+        for status in listing:
+            # names, reasons and paths are written by users: literal, never markup
             table.add_row(
-                status.name,
-                f"[{style}]{status.state}[/]",
-                status.contract or "-",
-                status.reason or "-",
-                status.by or "-",
-                status.at or "-",
+                literal(status.name),
+                literal(status.state, style=_STATE_STYLE.get(status.state, "")),
+                literal(status.contract),
+                literal(status.error or status.reason),
+                literal(status.by),
+                literal(status.at),
             )
-        console().print(table)
+        print_listing(table)
 
     @agents.command("suspend")
     def suspend_command(
@@ -39,10 +57,12 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Refuse the agent's model decisions; its contract's rules decide until resumed."""
+        from rich.text import Text
+
         from mir.runtime import suspend_agent
 
         status = suspend_agent(name, project=project, reason=reason)
-        console().print(f"{status.name}: [red]suspended[/] by {status.by}")
+        console().print(Text.assemble(f"{status.name}: ", ("suspended", "red"), f" by {status.by}"))
 
     @agents.command("resume")
     def resume_command(
@@ -50,9 +70,16 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""
+        from rich.text import Text
+
         from mir.runtime import resume_agent
 
         status = resume_agent(name, project=project)
-        console().print(f"{status.name}: [green]active[/] (resumed by {status.by})")
+        if not status.changed:
+            console().print(Text(f"{status.name}: already active (it was not suspended)"))
+            return
+        console().print(
+            Text.assemble(f"{status.name}: ", ("active", "green"), f" (resumed by {status.by})")
+        )
 
     app.add_typer(agents, name="agents")

@@ -30,7 +30,7 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     import typer
 
-    from mir.cli import lint, new, project, run, schema, traces
+    from mir.cli import lint, new, planned, project, run, schema, traces
 
     app = typer.Typer(
         name="mir",
@@ -54,7 +54,7 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (project, new, lint, run, traces, schema):
+    for module in (project, new, lint, run, traces, schema, planned):
         module.register(app)
     return app
 
@@ -76,10 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     except MirUserError as exc:
         if debug:
             raise
-        from rich.markup import escape
+        from rich.text import Text
 
-        # escape: messages quote things like "[tool.mir]", which rich would eat as markup
-        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        # Text: messages quote things like "[tool.mir]" or the user's own input, which rich
+        # would eat as markup. A message listing several problems (a contract with two
+        # typos) has one line each, every line marked as an error.
+        for line in str(exc).splitlines() or [""]:
+            error_console().print(Text.assemble(("error:", "bold red"), " ", line))
         return exc.exit_code
     except typer.Abort:
         error_console().print("aborted")

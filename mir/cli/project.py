@@ -24,6 +24,9 @@ def register(app: typer.Typer) -> None:
         they are; re-running changes nothing.
         """
         from mir.cli.new import render_plan
+        from mir.cli.paths import output_folder
         from mir.scaffold import init_project
+
+        output_folder(folder, "FOLDER")
 
         render_plan(init_project(folder, dry_run=dry_run), dry_run)

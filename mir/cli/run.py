@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console
+from mir.cli.output import console, step_spinner
 
 if TYPE_CHECKING:
     from mir.runtime import DecisionRecord
@@ -52,17 +52,25 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
+        from mir.errors import UsageError
         from mir.runtime import run_agent
 
-        record = run_agent(
-            ref,
-            input=input,
-            context=context,
-            provider=provider,
-            responses=responses,
-            role=role,
-            project=project,
-        )
+        if not role.strip():
+            raise UsageError(
+                "--role: empty role", hint="name the caller's role, e.g. --role support"
+            )
+
+        with step_spinner(enabled=not as_json) as progress:
+            record = run_agent(
+                ref,
+                input=input,
+                context=context,
+                provider=provider,
+                responses=responses,
+                role=role,
+                project=project,
+                progress=progress,
+            )
         render_record(record, as_json)
 
     app.add_typer(run, name="run")
@@ -112,19 +120,27 @@ def render_record(record: DecisionRecord, as_json: bool) -> None:
     else:
         from rich.panel import Panel
         from rich.table import Table
+        from rich.text import Text
 
+        from mir.cli.output import literal, print_listing
+
+        # Reasons, params and names come from the model, the caller or a file: each value
+        # is a Text, so rich never reads it as markup (a reason of "[/bold] x" used to
+        # raise after the refund was paid, and "[blink red]PAID[/]" showed as "PAID").
         table = Table.grid(padding=(0, 2))
         style = _STYLE.get(record.status, "")
-        table.add_row("status", f"[bold {style}]{record.status}[/]")
-        table.add_row("action", f"{record.action or '-'}  (executed: {record.executed})")
+        table.add_row("status", literal(record.status, style=f"bold {style}"))
+        table.add_row("action", literal(f"{record.action or '-'}  (executed: {record.executed})"))
         if record.decision is not None:
-            table.add_row("decision", json.dumps(record.decision, ensure_ascii=False))
-        table.add_row("reasons", ", ".join(record.reasons) or "-")
-        table.add_row("model", f"{record.provider or '-'} / {record.model or '-'}")
+            table.add_row("decision", literal(json.dumps(record.decision, ensure_ascii=False)))
+        table.add_row("reasons", literal(", ".join(record.reasons)))
+        table.add_row("model", literal(f"{record.provider or '-'} / {record.model or '-'}"))
         table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
         if record.status == "pending_review":
-            table.add_row("next", f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")
-        title = f"{record.agent}  flow {record.flow_id}"
-        console().print(Panel(table, title=title, title_align="left", expand=False))
+            table.add_row(
+                "next", literal(f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")
+            )
+        title = Text(f"{record.agent}  flow {record.flow_id}")
+        print_listing(Panel(table, title=title, title_align="left", expand=False))
     if not record.ended_as_designed:
         raise typer.Exit(code=1)

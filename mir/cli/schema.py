@@ -26,10 +26,18 @@ def register(app: typer.Typer) -> None:
         name: str | None = typer.Argument(
             None, help="Print one schema, e.g. agent-contract.schema.json."
         ),
+        as_json: bool = typer.Option(
+            False, "--json", help="List the schema names as a JSON array."
+        ),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
+        from mir.cli.paths import input_folder, output_folder
         from mir.errors import UsageError
 
+        if check is not None:
+            input_folder(check, "--check")
+        if write is not None:
+            output_folder(write, "--write")
         schemas = {file: _render(body) for file, body in all_schemas().items()}
         if name is not None:
             if name not in schemas:
@@ -39,16 +47,21 @@ def register(app: typer.Typer) -> None:
         if check is not None:
             stale = [f for f, text in schemas.items() if _read(check / f) != text]
             for file in stale:
-                error_console().print(f"stale: {check / file} (run `mir schema --write {check}`)")
+                error_console().print(
+                    f"stale: {check / file} (run `mir schema --write {check}`)", markup=False
+                )
             return 1 if stale else 0
         if write is not None:
             write.mkdir(parents=True, exist_ok=True)
             for file, text in schemas.items():
                 (write / file).write_text(text, encoding="utf-8")
-                console().print(f"wrote {write / file}")
+                console().print(f"wrote {write / file}", markup=False)
+            return 0
+        if as_json:
+            console().out(json.dumps(sorted(schemas), indent=2))
             return 0
         for file in schemas:
-            console().print(file)
+            console().print(file, markup=False)
         return 0
 
 

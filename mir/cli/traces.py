@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli.output import console, error_console
+from mir.cli.output import console, error_console, literal, print_listing
 
 if TYPE_CHECKING:
     from mir.traces import FlowSummary, IntegrityReport, TraceEvent, TraceStore
@@ -33,7 +33,12 @@ def register(app: typer.Typer) -> None:
 
     @traces.command("list")
     def list_command(
-        agent: str | None = typer.Option(None, "--agent", help="Only this agent's flows."),
+        agent: str | None = typer.Option(
+            None,
+            "--agent",
+            help="Only this agent's flows: capability.agent, or the agent name alone when "
+            "only one capability has it.",
+        ),
         status: str | None = typer.Option(
             None, "--status", help="Only flows whose current status is this (e.g. executed)."
         ),
@@ -45,11 +50,12 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Decision flows, most recently active first."""
-        from mir.traces import parse_since
+        from mir.traces import parse_since, resolve_agent
 
         window = parse_since(since) if since else None
         with open_store(project) as store:
-            flows = store.list_flows(agent=agent, status=status, since=window, limit=limit)
+            name = resolve_agent(store, agent) if agent is not None else None
+            flows = store.list_flows(agent=name, status=status, since=window, limit=limit)
         if as_json:
             _print_json([flow.model_dump(mode="json") for flow in flows])
         else:
@@ -102,10 +108,14 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in ("json", "parquet", "otlp"):
             raise UsageError(f"--format: unknown format {fmt!r}", hint="use json, parquet or otlp")
+        if output is not None:
+            from mir.cli.paths import output_file
+
+            output_file(output, "--output")
         with open_store(project) as store:
             count = export_traces(store, fmt, output)  # type: ignore[arg-type]
         if output is not None:
-            console().print(f"exported {count} event(s) to {output}")
+            console().print(f"exported {count} event(s) to {output}", markup=False)
 
     @traces.command("verify")
     def verify_command(project: Path | None = PROJECT) -> None:
@@ -140,49 +150,54 @@ def render_flows(flows: list[FlowSummary]) -> None:
         table.add_column(column, no_wrap=column in ("flow", "status", "model"))
     table.add_column("ms", justify="right")
     table.add_column("updated UTC", no_wrap=True)
+    # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id
+    shown = 12 if console().is_terminal else None
     for flow in flows:
+        # every value may come from a trace file or a model: literal, never markup
         table.add_row(
-            flow.flow_id[:12],
-            flow.agent,
-            flow.status or "-",
-            flow.action or "-",
+            literal(flow.flow_id[:shown]),
+            literal(flow.agent),
+            literal(flow.status),
+            literal(flow.action),
             str(flow.steps),
-            flow.model or "-",
+            literal(flow.model),
             str(flow.tokens),
             _cost(flow.cost_usd),
             f"{flow.latency_ms:.0f}",
             flow.updated_at.strftime("%m-%d %H:%M:%S"),
         )
-    console().print(table)
+    print_listing(table)
 
 
 def render_flow(events: list[TraceEvent]) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     first = events[0]
-    console().print(f"flow {first.flow_id}  agent {first.agent}")
+    console().print(Text(f"flow {first.flow_id}  agent {first.agent}"))
     table = Table(box=None, pad_edge=False)
     for column in ("seq", "step", "status", "reasons", "provider/model", "prompt"):
         table.add_column(column, no_wrap=column != "reasons")
     for column in ("tokens", "cost", "ms"):
         table.add_column(column, justify="right", no_wrap=True)
     for event in events:
-        model = "/".join(part for part in (event.provider, event.model) if part) or "-"
+        model = "/".join(part for part in (event.provider, event.model) if part)
         table.add_row(
             str(event.seq),
-            event.step,
-            event.status or "-",
-            ", ".join(event.reasons) or "-",
-            model,
-            (event.prompt_hash or "-")[:12],
+            literal(event.step),
+            literal(event.status),
+            literal(", ".join(event.reasons)),
+            literal(model),
+            literal((event.prompt_hash or "")[:12]),
             f"{event.prompt_tokens}/{event.completion_tokens}",
             _cost(event.cost_usd),
             f"{event.latency_ms:.1f}",
         )
-    console().print(table)
+    print_listing(table)
     for event in events:
         if event.data:
-            console().print(f"\n[bold]{event.seq} {event.step}[/]")
+            console().print(Text(f"\n{event.seq} {event.step}", style="bold"))
+            # rich's JSON renderable builds Text itself: string values stay literal
             console().print_json(json.dumps(event.data, default=str))
 
 

@@ -21,6 +21,7 @@ from mir.contracts.domain import (
     Scope,
 )
 from mir.contracts.entrypoints import (
+    field_line,
     load_contract,
     load_eval_suite,
     load_intent_doc,
@@ -45,6 +46,7 @@ __all__ = [
     "Rule",
     "RuleCondition",
     "Scope",
+    "field_line",
     "json_schemas",
     "load_contract",
     "load_eval_suite",

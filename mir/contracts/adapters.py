@@ -29,14 +29,17 @@ class LocatedDocument:
         line = node.start_mark.line if node is not None else None
         for part in loc:
             if isinstance(node, yaml.MappingNode):
-                match = next((v for k, v in node.value if k.value == str(part)), None)
+                # the key's line: a nested mapping's value starts on the line after it
+                pair = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+                key, match = pair if pair else (None, None)
             elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
                 match = node.value[part] if part < len(node.value) else None
+                key = match
             else:
-                match = None
-            if match is None:
+                key = match = None
+            if match is None or key is None:
                 break
-            node, line = match, match.start_mark.line
+            node, line = match, key.start_mark.line
         return None if line is None else line + 1 + self.line_offset
 
 

@@ -23,6 +23,14 @@ def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
     return _validate(parse_yaml(read_text(path), str(path)), model, str(path))
 
 
+def field_line(path: Path, loc: tuple[str | int, ...]) -> int | None:
+    """1-based line of a field of a YAML file (for errors found after loading it)."""
+    try:
+        return parse_yaml(read_text(path), str(path)).line_of(loc)
+    except ConfigError:
+        return None
+
+
 def load_contract(path: Path) -> AgentContract:
     """An agent's responsibility contract (``agents/NAME.yaml``)."""
     return load_yaml_model(path, AgentContract)

@@ -43,7 +43,8 @@ class Project:
             return model.model_validate(raw)
         except ValidationError as exc:
             raise ConfigError(
-                describe_validation_error(exc, prefix=f"tool.mir.{name}"), where=str(self.pyproject)
+                describe_validation_error(exc, prefix=f"tool.mir.{name}", model=model),
+                where=str(self.pyproject),
             ) from exc
 
 
@@ -59,7 +60,8 @@ def load_project_at(root: Path, read_table: ToolTableReader) -> Project:
         settings = MirSettings.model_validate(table)
     except ValidationError as exc:
         raise ConfigError(
-            describe_validation_error(exc, prefix="tool.mir"), where=str(pyproject)
+            describe_validation_error(exc, prefix="tool.mir", model=MirSettings),
+            where=str(pyproject),
         ) from exc
     return Project(root=root.resolve(), pyproject=pyproject, settings=settings)
 

@@ -7,6 +7,7 @@ never has to know about lint rules or model routes.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,15 +35,55 @@ class MirSettings(BaseModel):
     eval: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.eval] settings.")
 
 
-def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
+def describe_validation_error(
+    exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+) -> str:
     """One line naming the first offending field, e.g. ``lint.forbidden: Input should be ...``.
 
-    One line on purpose: the CLI contract is one error line, and the first error is the
-    one to fix first.
+    One line on purpose: the CLI contract is one error line. An unknown key is named
+    first (a typo is the cause; a required key it leaves missing, the consequence), with
+    the closest key ``model`` knows: ``capabilites: unknown key (did you mean ...)``.
     """
-    first = exc.errors()[0]
-    loc = ".".join(str(part) for part in first.get("loc", ()))
-    field = ".".join(part for part in (prefix, loc) if part)
-    more = len(exc.errors()) - 1
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    field = ".".join(part for part in (prefix, ".".join(str(p) for p in loc)) if part)
+    message = first["msg"]
+    if first["type"] == "extra_forbidden" and loc:
+        message = "unknown key"
+        if model is not None:
+            keys = known_keys(model.model_json_schema(), loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
+            message += f" (did you mean `{close[0]}`?)" if close else ""
+    more = len(errors) - 1
     suffix = f" (+{more} more)" if more else ""
-    return f"{field or '<root>'}: {first['msg']}{suffix}"
+    return f"{field or '<root>'}: {message}{suffix}"
+
+
+def known_keys(schema: dict[str, Any], loc: tuple[Any, ...]) -> list[str]:
+    """The keys the JSON schema allows in the mapping at ``loc`` (for "did you mean")."""
+    definitions = schema.get("$defs", {})
+
+    def resolve(node: Any) -> dict[str, Any]:
+        for _ in range(20):  # bounded: a $ref cycle must not hang an error message
+            if not isinstance(node, dict):
+                return {}
+            if "$ref" in node:
+                node = definitions.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+            elif "properties" not in node and "anyOf" in node:
+                node = next((a for a in node["anyOf"] if a.get("type") != "null"), {})
+            else:
+                return node
+        return {}
+
+    node = resolve(schema)
+    for part in loc:
+        if isinstance(part, int):
+            node = resolve(node.get("items", {}))
+        elif part in node.get("properties", {}):
+            node = resolve(node["properties"][part])
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = resolve(node["additionalProperties"])
+        else:
+            return []
+    return sorted(node.get("properties", {}))

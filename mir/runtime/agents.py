@@ -2,58 +2,95 @@
 
 Drift monitors call ``suspend_agent`` past a threshold; a suspended agent's model is not
 asked at all and the contract's rules decide, until ``resume_agent``.
+
+Suspending is the emergency brake, so one broken contract never blocks it: every
+contract is loaded on its own, a broken one is listed as ``broken`` with its one-line
+reason, and the others can still be suspended and resumed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from mir.contracts import load_contract
-from mir.errors import UsageError
+from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
-from mir.runtime.loading import agent_name
+from mir.runtime.loading import agent_name, load_agent_contract
 
 
 class AgentStatus(BaseModel):
     name: str
-    state: Literal["active", "suspended"]
+    state: Literal["active", "suspended", "broken"]
     contract: str | None = None
     reason: str | None = None
     by: str | None = None
     at: str | None = None
+    # why the contract does not load (state "broken"); the suspension state is kept
+    error: str | None = None
+    suspended: bool = False
+    # False when resume/suspend found the agent already in that state (nothing written)
+    changed: bool = Field(True, exclude=True)
+
+
+@dataclass(frozen=True)
+class _Contracts:
+    healthy: dict[str, Path]
+    broken: dict[str, tuple[Path, str]]  # name from the path -> (path, one-line reason)
 
 
 def _states(project: Project) -> AgentStateFile:
     return AgentStateFile(project.state_dir / "agents.json")
 
 
-def _contracts(project: Project) -> dict[str, Path]:
-    found = {}
+def _contracts(project: Project) -> _Contracts:
+    healthy: dict[str, Path] = {}
+    broken: dict[str, tuple[Path, str]] = {}
     for path in sorted(project.capabilities_dir.glob("*/agents/*.yaml")):
-        found[agent_name(load_contract(path), path)] = path
-    return found
+        try:
+            healthy[agent_name(load_agent_contract(path), path)] = path
+        except MirUserError as exc:
+            # one line for a listing row: the first problem, at its line when known
+            line = (exc.where or "").rpartition(":")[2]
+            reason = f"line {line}: {exc.message}" if line.isdigit() else exc.message
+            broken[f"{path.parent.parent.name}.{path.stem}"] = (path, reason)
+    return _Contracts(healthy, broken)
+
+
+def _relative(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def list_agents(project: str | Path | None = None) -> list[AgentStatus]:
+    """Every agent of the project: from its contract file, or only from a recorded state."""
     proj = find_project(Path(project) if project is not None else None)
     contracts = _contracts(proj)
     states = _states(proj).read()
-    names = sorted({*contracts, *states})
-    return [
-        AgentStatus(
-            name=name,
-            state="suspended" if states.get(name, {}).get("state") == "suspended" else "active",
-            contract=str(contracts[name].relative_to(proj.root)) if name in contracts else None,
-            reason=states.get(name, {}).get("reason"),
-            by=states.get(name, {}).get("by"),
-            at=states.get(name, {}).get("at"),
+    names = sorted({*contracts.healthy, *contracts.broken, *states})
+    listing = []
+    for name in names:
+        entry = states.get(name, {})
+        suspended = entry.get("state") == "suspended"
+        path = contracts.healthy.get(name)
+        error = None
+        if name in contracts.broken and path is None:
+            path, error = contracts.broken[name]
+        listing.append(
+            AgentStatus(
+                name=name,
+                state="broken" if error else "suspended" if suspended else "active",
+                contract=_relative(path, proj.root) if path is not None else None,
+                reason=entry.get("reason"),
+                by=entry.get("by"),
+                at=entry.get("at"),
+                error=error,
+                suspended=suspended,
+            )
         )
-        for name in names
-    ]
+    return listing
 
 
 def _set(
@@ -61,17 +98,35 @@ def _set(
 ) -> AgentStatus:
     proj = find_project(Path(project) if project is not None else None)
     contracts = _contracts(proj)
-    if name not in contracts:
-        known = ", ".join(contracts) or "none"
+    paths = {**{n: p for n, (p, _) in contracts.broken.items()}, **contracts.healthy}
+    if name not in paths:
+        known = ", ".join(paths) or "none"
         raise UsageError(f"no agent {name!r} in this project", hint=f"agents: {known}")
-    entry: dict[str, Any] = _states(proj).set(name, state, reason=reason, by=by or current_user())
+    file = _states(proj)
+    current = file.read().get(name, {})
+    # a broken contract can still be suspended: a process that loaded it before the
+    # edit keeps deciding, and reads the state before every decision
+    contract = _relative(paths[name], proj.root)
+    if state == "active" and current.get("state") != "suspended":
+        # resuming an agent that is not suspended changes nothing, and says so
+        return AgentStatus(
+            name=name,
+            state="active",
+            contract=contract,
+            reason=current.get("reason"),
+            by=current.get("by"),
+            at=current.get("at"),
+            changed=False,
+        )
+    entry: dict[str, Any] = file.set(name, state, reason=reason, by=by or current_user())
     return AgentStatus(
         name=name,
         state=state,  # type: ignore[arg-type]
-        contract=str(contracts[name].relative_to(proj.root)),
+        contract=contract,
         reason=entry["reason"],
         by=entry["by"],
         at=entry["at"],
+        suspended=state == "suspended",
     )
 
 
@@ -92,4 +147,5 @@ def resume_agent(
     reason: str | None = None,
     by: str | None = None,
 ) -> AgentStatus:
+    """Resume a suspended agent; an active one is left as it is (``changed`` is False)."""
     return _set(name, "active", project, reason, by)

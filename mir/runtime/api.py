@@ -7,7 +7,7 @@ which is how the tests build a whole runtime with fakes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from mir.runtime.flow import DecisionFlow
 from mir.runtime.ledger import FileExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
+from mir.runtime.progress import observed
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
 from mir.traces import TraceEvent, TraceSettings, TraceStore
@@ -253,11 +254,18 @@ def run_agent(
     responses: str | None = None,
     role: str = "agent",
     project: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DecisionRecord:
-    """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out."""
+    """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out.
+
+    ``progress`` (optional) hears each step as it starts: loading the model, inferring
+    (attempt n/m), executing; the CLI shows it as a spinner.
+    """
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
     with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
+        if progress is not None:
+            agent = Agent(*observed(agent.parts, agent.deps, progress))
         return agent.decide(data, state, role=role)
 
 

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mir.contracts import AgentContract, load_contract
+from mir.contracts import AgentContract, field_line, load_contract
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
+from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck
 from mir.runtime.ports import AgentParts
 from mir.runtime.schema_adapters import json_schema_check
@@ -61,8 +62,26 @@ def agent_name(contract: AgentContract, contract_path: Path) -> str:
     return f"{capability_dir(contract_path).name}.{contract.agent}"
 
 
+def load_agent_contract(path: Path) -> AgentContract:
+    """The contract at ``path``; its file must be named after its agent.
+
+    ``mir run agent refunds.triage`` finds ``agents/triage.yaml`` while traces and the
+    suspension state use the name inside it: a file whose ``agent:`` differs would be
+    found under one name and suspended under another.
+    """
+    contract = load_contract(path)
+    if contract.agent != path.stem:
+        line = field_line(path, ("agent",))
+        raise ConfigError(
+            f"agent: {contract.agent!r} differs from the file name {path.name!r}",
+            where=f"{path}:{line}" if line else str(path),
+            hint=f"rename the file to {contract.agent}{path.suffix} or set agent: {path.stem}",
+        )
+    return contract
+
+
 def load_parts(contract_path: Path, root: Path) -> AgentParts:
-    contract = load_contract(contract_path)
+    contract = load_agent_contract(contract_path)
     where = str(contract_path)
     cap = capability_dir(contract_path)
     importer = UserCode(cap, root)
@@ -85,6 +104,8 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
             raise ConfigError(
                 f"decision.{role}: {name!r} is not a field of the decision", where=where
             )
+    integrity = IntegrityCheck(contract=contract, schema_check=check, schema_fields=fields)
+    check_fallback_rules(contract, integrity, where, lambda loc: field_line(contract_path, loc))
     executors = {
         action: _callable(
             importer.attribute(a.executor, where, f"actions.{action}.executor"), a.executor, where
@@ -105,7 +126,7 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         contract_ref=_ref(contract_path, root),
         contract_hash=hashlib.sha256(contract_path.read_bytes()).hexdigest(),
         decision_schema=schema,
-        integrity=IntegrityCheck(contract=contract, schema_check=check, schema_fields=fields),
+        integrity=integrity,
         prompt=JinjaPromptRenderer(contract_path.parent / contract.prompt, contract.version),
         executors=executors,
         context_loader=loader,

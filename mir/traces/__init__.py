@@ -1,6 +1,6 @@
 """Traces: every decision's events, stored append-only and queryable (public interface)."""
 
-from mir.traces.application import find_flow, parse_since, verify_traces
+from mir.traces.application import find_flow, parse_since, resolve_agent, verify_traces
 from mir.traces.domain import (
     ChainBreak,
     CompactionResult,
@@ -29,5 +29,6 @@ __all__ = [
     "export_traces",
     "find_flow",
     "parse_since",
+    "resolve_agent",
     "verify_traces",
 ]

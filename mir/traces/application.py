@@ -27,6 +27,10 @@ class TraceReader(Protocol):
     def chain(self) -> tuple[Iterable[ChainLine], Mapping[str, tuple[int, str]]]: ...
 
 
+class AgentDirectory(Protocol):
+    def agent_names(self) -> list[str]: ...
+
+
 def parse_since(text: str, *, now: datetime | None = None) -> datetime:
     """``2026-11-30T10:00``, ``2026-11-30`` or a relative window: ``90s``, ``1h``, ``2d``."""
     match = _RELATIVE.match(text)
@@ -59,6 +63,30 @@ def find_flow(reader: TraceReader, flow_id: str) -> list[TraceEvent]:
     raise UsageError(
         f"flow id prefix {flow_id!r} is ambiguous ({shown})",
         hint="give more characters of the flow id",
+    )
+
+
+def resolve_agent(reader: AgentDirectory, name: str) -> str:
+    """The stored agent name ``name`` stands for: itself, or the one ``capability.agent``
+    whose agent part it is (``triage`` for ``support_desk.triage``, as the README writes).
+
+    Ambiguous or unknown names are usage errors that list the agents the store knows.
+    """
+    known = reader.agent_names()
+    if name in known:
+        return name
+    matches = [agent for agent in known if agent.rpartition(".")[2] == name]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise UsageError(
+            f"--agent {name!r} is ambiguous: {', '.join(matches)}",
+            hint="give the full capability.agent name",
+        )
+    shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+    raise UsageError(
+        f"--agent {name!r}: no flows of that agent",
+        hint=f"agents with flows: {shown}" if known else "the trace store has no flows yet",
     )
 
 

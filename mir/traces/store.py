@@ -242,6 +242,11 @@ class TraceStore:
         rows = self._query(sql, {"p": prefix, "limit": limit}, where="starts_with(flow_id, $p)")
         return [row[0] for row in rows]
 
+    def agent_names(self) -> list[str]:
+        """Every agent name in the store, sorted (to resolve ``--agent triage``)."""
+        rows = self._query("SELECT DISTINCT agent FROM ({events}) ORDER BY agent", {})
+        return [row[0] for row in rows if row[0] is not None]
+
     def list_flows(
         self,
         *,

@@ -213,3 +213,53 @@ def test_a_database_held_by_another_program_is_one_line_and_exit_2(run_mir, proj
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert "held open by another program" in line and "traces.duckdb" in line
+
+
+@pytest.fixture
+def named(tmp_path: Path) -> Path:
+    """Flows of agents named as the runtime names them: capability.agent."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\n\n[tool.mir]\n')
+    store = TraceStore(tmp_path / ".mir" / "traces", environ={})
+    store.append(seeded_flow("c0ffee01", "support_desk.triage", "executed", NOW))
+    store.append(seeded_flow("c0ffee02", "billing.refunds", "executed", NOW))
+    store.append(seeded_flow("c0ffee03", "billing.triage_v2", "executed", NOW))
+    store.close()
+    return tmp_path
+
+
+def test_list_agent_accepts_the_short_name_when_unambiguous(run_mir, named):
+    # the README's own example: `mir traces list --agent triage`
+    assert flows_json(run_mir, named, "--agent", "triage") == ["c0ffee01"]
+    assert flows_json(run_mir, named, "--agent", "billing.refunds") == ["c0ffee02"]
+
+
+def test_list_agent_ambiguous_or_unknown_names_the_agents(run_mir, named):
+    TraceStore(named / ".mir" / "traces", environ={}).append(
+        seeded_flow("c0ffee04", "shop.triage", "executed", NOW)
+    )
+    ambiguous = run_mir("traces", "list", "--agent", "triage", cwd=named)
+    assert ambiguous.returncode == 2
+    assert "ambiguous: shop.triage, support_desk.triage" in ambiguous.stderr
+    unknown = run_mir("traces", "list", "--agent", "nope", cwd=named)
+    assert unknown.returncode == 2
+    assert "billing.refunds, billing.triage_v2, shop.triage, support_desk.triage" in unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1
+
+
+def test_piped_list_and_show_print_every_column_in_full(run_mir, named):
+    long_model = "a-model-with-a-name-much-longer-than-any-column-" * 2
+    store = TraceStore(named / ".mir" / "traces", environ={})
+    flow = seeded_flow("d00d0000-1111-2222-3333-444455556666", "support_desk.triage",
+                       "executed", NOW + timedelta(seconds=5))  # fmt: skip
+    flow[1] = flow[1].model_copy(update={"model": long_model})
+    store.append(flow)
+    store.close()
+    listing = run_mir("traces", "list", cwd=named, env={"COLUMNS": "80"})
+    assert listing.returncode == 0, listing.stderr
+    first = listing.stdout.splitlines()[1].split()
+    assert first[:4] == [
+        "d00d0000-1111-2222-3333-444455556666", "support_desk.triage", "executed", "refund",
+    ]  # fmt: skip
+    assert long_model in listing.stdout and "…" not in listing.stdout
+    shown = run_mir("traces", "show", "d00d", cwd=named, env={"COLUMNS": "80"})
+    assert f"llama/{long_model}" in shown.stdout and "…" not in shown.stdout

@@ -51,7 +51,7 @@ def test_an_unknown_key_is_named_with_its_table(tmp_path):
     with pytest.raises(ConfigError) as info:
         find_project(tmp_path)
     assert info.value.where == str(path)
-    assert info.value.message == "tool.mir.capabilites: Extra inputs are not permitted"
+    assert info.value.message == "tool.mir.capabilites: unknown key (did you mean `capabilities`?)"
 
 
 def test_a_wrong_type_names_the_key(tmp_path):
