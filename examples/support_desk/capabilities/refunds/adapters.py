@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -56,19 +57,7 @@ class SqliteLedger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE ... COMMIT).
-        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 30000")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")  # durable at each checkpoint in WAL
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS entries ("
-            " key TEXT PRIMARY KEY, kind TEXT NOT NULL, order_id TEXT,"
-            " amount REAL NOT NULL DEFAULT 0, entry TEXT NOT NULL,"
-            " recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
-        )
-        self._db.execute("CREATE INDEX IF NOT EXISTS entries_by_order ON entries (order_id)")
+        self._db = _connection(path)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         rows = self._db.execute("SELECT key, entry FROM entries ORDER BY rowid")
@@ -115,8 +104,37 @@ class SqliteLedger:
         ).fetchone()
         return round(float(row[0]), 2)
 
-    def close(self) -> None:
-        self._db.close()
+
+def _connection(path: Path) -> sqlite3.Connection:
+    """This thread's connection to the ledger at ``path``, opened (and the table made)
+    once: the executors and the context loader build a ledger per call, and opening
+    SQLite each time would cost more than the write."""
+    opened: dict[Path, sqlite3.Connection] | None = getattr(_connections, "by_path", None)
+    if opened is None:
+        opened = _connections.by_path = {}
+    db = opened.get(path)
+    if db is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE ... COMMIT).
+        db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # in WAL: durable at each checkpoint
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS entries ("
+            " key TEXT PRIMARY KEY, kind TEXT NOT NULL, order_id TEXT,"
+            " amount REAL NOT NULL DEFAULT 0, entry TEXT NOT NULL,"
+            " recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+        )
+        # refunded(): the refunds of one order, read from the index alone.
+        db.execute(
+            "CREATE INDEX IF NOT EXISTS entries_by_order ON entries (order_id, kind, amount)"
+        )
+        opened[path] = db
+    return db
+
+
+_connections = threading.local()
 
 
 # The name this ledger had when it was one JSON file; kept so callers keep working.
