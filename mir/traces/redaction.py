@@ -67,10 +67,13 @@ SECRET_SHAPES: dict[str, str] = {
     rf"(?:\\?[\"'])?){_NOT_REDACTED}{_AUTH_SCHEME}?[^\s\"',;\\]+",
     "pair": rf"(?P<pair_head>{_KEY_NAME}(?:\\?[\"'])?\s*[:=]>?\s*){_NOT_REDACTED}"
     rf"{_AUTH_SCHEME}?(?P<pair_value>{_QUOTED}|[^\s\"',;&}}\]\\]+)",
-    "url": r"(?P<url_head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)[^\s/@]+@",
+    # Anchored on "://" (the scheme is left in place): starting at the scheme would
+    # rescan a long "a.a.a..." run from every word boundary (quadratic on hostile text).
+    "url": r"(?P<url_head>(?<=[A-Za-z0-9+.-])://[^\s:/@]*:)[^\s/@]+@",
     "basic": r"(?P<basic_head>(?i:basic)\s+)(?P<basic_token>[A-Za-z0-9+/]{8,}={0,2})",
     "bearer": rf"(?i:bearer)\s+{_TOKEN_CHARS}{{8,}}",
-    "jwt": r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+    # Only where a base64url run starts: "eyJeyJeyJ..." must not be rescanned from each.
+    "jwt": r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
     "openai": r"\bsk-[A-Za-z0-9_-]{16,}",
     "stripe": r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",
     "google": r"\bAIza[0-9A-Za-z_-]{35}",

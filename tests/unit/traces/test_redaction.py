@@ -1,5 +1,6 @@
 import json
 import re
+import time
 
 import pytest
 from pydantic import ValidationError
@@ -193,3 +194,26 @@ def test_project_patterns_are_redacted_and_tripped_even_when_escaped():
 def test_bad_project_patterns_are_refused_at_load(patterns, problem):
     with pytest.raises(ValidationError, match=re.escape(problem)):
         TraceSettings.model_validate({"redact_patterns": patterns})
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "eyJ" * 70_000,  # a JWT start at every position of one base64url run
+        "a." * 100_000 + "://",  # a URL scheme start at every word boundary
+        "x://" * 50_000,
+        'password:"' * 20_000,
+        "-----BEGIN RSA PRIVATE KEY-----" * 6_000,
+        "basic " + "A" * 200_000,
+        "bearer " * 30_000,
+        "aPassword" * 20_000,
+    ],
+    ids=["jwt", "url", "url-scheme", "pair", "pem", "basic", "bearer", "camel"],
+)
+def test_hostile_text_is_redacted_in_linear_time(redactor: Redactor, hostile: str) -> None:
+    # A model's output is hostile input: a pattern that backtracks quadratically would
+    # hang the decision (200 KB of it took minutes with an unanchored JWT or URL shape).
+    started = time.perf_counter()
+    redactor.text(hostile)
+    redactor.might_contain(hostile)
+    assert time.perf_counter() - started < 2.0
