@@ -48,13 +48,13 @@ _TOKEN_CHARS = r"[A-Za-z0-9._~+/=-]"
 _NOT_REDACTED = r"(?!\[REDACTED\])"
 # Keys naming a secret in ``key: value`` text. Left boundary: not after a letter (so
 # ``db_password`` and ``x-api-key`` match, ``bypass`` does not) or a camelCase hump
-# (``dbPassword``); right boundary: not before a lowercase letter (``tokens``,
-# ``passwordHash`` are not secrets).
+# (``dbPassword``); right boundary: not before a letter (``tokens``, ``TOKENS``,
+# ``passwordHash`` are not secrets, and the pre-check relies on it for "tokens").
 _KEY_WORDS = (
     r"(?i:passwords?|passwd|passphrase|pwd|(?<=[_-])pass|secrets?|token"
     r"|(?:api|access|private|secret|signing|encryption|master|client)[_-]?key|credentials?)"
 )
-_KEY_NAME = rf"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])){_KEY_WORDS}(?![a-z])"
+_KEY_NAME = rf"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z])){_KEY_WORDS}(?![A-Za-z])"
 _QUOTED = r"""\\"(?:(?!\\").)*\\"|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'"""
 _AUTH_SCHEME = r"(?:(?i:bearer|basic|token|digest|negotiate|ntlm)\s+)"
 
@@ -113,7 +113,9 @@ _SECRET_KEY_PAIR = frozenset(
     {"api", "access", "private", "secret", "signing", "encryption", "master", "client"}
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORDS = re.compile(r"[^a-z0-9]+")
+# Words of a key name are split on "_", "-", ".", " " and camelCase humps only: the
+# characters that stay as they are in JSON text, where the pre-check looks for them.
+_WORDS = re.compile(r"[_\-. ]+")
 _PATH = re.compile(r"(?:~|\.{0,2})/[\w./-]*")
 
 
@@ -167,10 +169,17 @@ class Redactor:
         self._literals = tuple(set(literals) | escaped | twice)
 
     def text(self, value: str) -> str:
-        redacted = self._pattern.sub(self._replace, value)
-        for pattern in self._custom:
-            redacted = pattern.sub(REDACTED, redacted)
-        return redacted
+        # Again until nothing changes (at most a few passes, and only for strings that
+        # held a secret): a replacement can expose another shape ("9xoxb-..." is no
+        # token, "[REDACTED]xoxb-..." is), and redaction must be idempotent.
+        for _ in range(4):
+            redacted = self._pattern.sub(self._replace, value)
+            for pattern in self._custom:
+                redacted = pattern.sub(REDACTED, redacted)
+            if redacted == value:
+                break
+            value = redacted
+        return value
 
     def _replace(self, match: re.Match[str]) -> str:
         shape = match.lastgroup
@@ -252,8 +261,7 @@ def _names_a_secret_key(folded: str) -> bool:
     """Whether a "key" in lowercased text ends a secret's key name (``api_key``)."""
     at = folded.find("key")
     while at != -1:
-        before = folded[max(at - 12, 0) : at]
-        if before.endswith(_KEY_PREFIXES) or before[:-1].endswith(_KEY_PREFIXES):
+        if folded[max(at - 16, 0) : at].rstrip("_-. ").endswith(_KEY_PREFIXES):
             return True
         at = folded.find("key", at + 3)
     return False

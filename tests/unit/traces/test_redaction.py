@@ -3,6 +3,8 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from mir.traces import TraceSettings
@@ -217,3 +219,36 @@ def test_hostile_text_is_redacted_in_linear_time(redactor: Redactor, hostile: st
     redactor.text(hostile)
     redactor.might_contain(hostile)
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "text", ["TOKENS: abc123", "tokens=abc123", "passwordHash: 5e8848", "Passwords2: x"]
+)
+def test_key_names_continued_by_letters_are_not_secrets(text):
+    # The pre-check treats "tokens" as no secret: the pair shape must agree.
+    redactor = Redactor()
+    assert redactor.text(text) == text or redactor.might_contain(text)
+
+
+_FRAGMENTS = [
+    *("password", "Passwd", "PWD", "secret", "TOKEN", "tokens", "api", "_", "-", "key", "Key"),
+    *("access", "credential", "Authorization", "bearer", "BaSiC", "sk", "rk", "_live_"),
+    *("_test_", "AIza", "AKIA", "ASIA", "ghp_", "github_pat_", "xoxb-", "hf_", "eyJ", "."),
+    *("://", "@", ":", "=", " ", '"', "'", "\\", "\n", "-----BEGIN ", "PRIVATE KEY-----"),
+    *("-----END ", "dXNlcjpwYXNz", "Abc123xyz", "0123456789", "AB12CD34EF56GH78", "db"),
+    *("eyJhbGciOiJIUzI1NiJ9.", "eyJzdWIiOiIxMjM0In0.", "SyB7x9Qm2Lp4Nc6Vd8Rf0Th3Jk5Wz1Ye7Ug"),
+]
+_TEXTS = st.lists(st.sampled_from(_FRAGMENTS), max_size=24).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_TEXTS)
+def test_the_precheck_never_misses_what_the_walk_would_redact(text: str) -> None:
+    # Soundness of the fast path: whenever redaction would change a string or a key,
+    # the pre-check on the JSON line holding it says "maybe".
+    redactor = Redactor()
+    value = {"data": {"x": text, text: 1}}
+    if redactor.value(value) != value:
+        assert redactor.might_contain(json.dumps(value))
+        assert redactor.might_contain(json.dumps(json.dumps(value)))
+    assert redactor.text(redactor.text(text)) == redactor.text(text)  # idempotent
