@@ -9,11 +9,12 @@ flow exactly.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mir.errors import MirUserError
 
@@ -120,7 +121,13 @@ class TraceSettings(BaseModel):
     redact_env: list[str] = Field(
         default_factory=list,
         description="Environment variables whose values are replaced by [REDACTED] before "
-        "writing (names ending in _API_KEY, _TOKEN, _SECRET, _PASSWORD always are).",
+        "writing (names with a word KEY, SECRET, TOKEN, PASS, PASSWORD, CREDENTIAL or AUTH, "
+        "e.g. API_KEY, DB_PASS, always are).",
+    )
+    redact_patterns: list[str] = Field(
+        default_factory=list,
+        description="Extra regular expressions (Python syntax) whose matches are replaced by "
+        '[REDACTED] before writing and exporting, e.g. ["ACME-[0-9]{8}"].',
     )
     fsync: bool = Field(
         False,
@@ -132,6 +139,20 @@ class TraceSettings(BaseModel):
     compact_after: int = Field(
         8, ge=1, description="Closed segments that trigger an automatic compaction."
     )
+
+    @field_validator("redact_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        # Checked when the project loads: a bad pattern found while writing a trace
+        # would lose the event it was meant to protect.
+        for index, pattern in enumerate(patterns):
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"entry {index} {pattern!r} is not a valid regex: {exc}") from None
+            if compiled.search(""):
+                raise ValueError(f"entry {index} {pattern!r} matches the empty string")
+        return patterns
 
 
 class TraceStoreError(MirUserError):

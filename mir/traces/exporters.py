@@ -6,6 +6,11 @@ flow, one child span per event. Model-call steps carry ``gen_ai.operation.name=c
 ``gen_ai.provider.name``, ``gen_ai.request.model`` and ``gen_ai.usage.*_tokens``; mir's
 own fields go under ``mir.*``. The file is the OTLP/HTTP JSON body
 (``ExportTraceServiceRequest``): post it to a collector, or load it in a backend.
+
+Every format is redacted again on the way out, with the redactor the project has now:
+events are redacted when written, but a line written by an older mir, before a variable
+was set, or before a ``redact_patterns`` entry was added, must not leave the machine
+with what today's rules would scrub.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any, Literal, TextIO
 from mir import __version__
 from mir.errors import UsageError
 from mir.traces.domain import TraceEvent
+from mir.traces.records import EVENT_FIELDS, canonical_body, stored_body
+from mir.traces.redaction import Redactor
 from mir.traces.store import TraceStore
 
 ExportFormat = Literal["json", "parquet", "otlp"]
@@ -30,14 +37,63 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def export_traces(store: TraceStore, fmt: ExportFormat, output: Path | None) -> int:
     """Write every event in ``fmt`` to ``output`` (stdout for text formats); returns count."""
+    redactor: Redactor = store._redactor  # the store's own rules (env, patterns, shapes)
     if fmt == "parquet":
         if output is None:
             raise UsageError("parquet is binary: it needs a file", hint="pass --output FILE")
-        return store.export_parquet(output)
+        if not any(_needs_redaction(event, redactor) for event in store.events()):
+            return store.export_parquet(output)  # DuckDB writes it directly
+        return _write_parquet(_redacted(store.events(), redactor), output)
+    events = _redacted(store.events(), redactor)
     if output is None:
-        return _write(store.events(), fmt, sys.stdout)
+        return _write(events, fmt, sys.stdout)
     with output.open("w", encoding="utf-8") as handle:
-        return _write(store.events(), fmt, handle)
+        return _write(events, fmt, handle)
+
+
+def _needs_redaction(event: TraceEvent, redactor: Redactor) -> bool:
+    body = canonical_body(event)
+    return redactor.might_contain(body) and stored_body(event, redactor) != body
+
+
+def _redacted(events: Iterable[TraceEvent], redactor: Redactor) -> Iterable[TraceEvent]:
+    for event in events:
+        body = canonical_body(event)
+        if redactor.might_contain(body):
+            cleaned = stored_body(event, redactor)
+            if cleaned != body:
+                event = TraceEvent.model_validate_json(cleaned)
+        yield event
+
+
+def _write_parquet(events: Iterable[TraceEvent], output: Path) -> int:
+    """The slow path: redacted events as JSON lines, converted by DuckDB (same columns
+    and order as ``TraceStore.export_parquet``)."""
+    import tempfile
+
+    import duckdb
+
+    with tempfile.TemporaryDirectory() as scratch:
+        lines = Path(scratch) / "events.jsonl"
+        count = 0
+        with lines.open("w", encoding="utf-8") as handle:
+            for event in events:
+                handle.write(canonical_body(event) + "\n")
+                count += 1
+        spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in EVENT_FIELDS.items()) + "}"
+        columns = ", ".join(f'"{k}"' for k in EVENT_FIELDS)
+        source = str(lines).replace("'", "''")
+        target = str(output).replace("'", "''")
+        con = duckdb.connect()
+        try:
+            con.execute(
+                f"COPY (SELECT {columns} FROM read_json('{source}', "
+                f"format='newline_delimited', columns={spec}) ORDER BY \"at\", flow_id, seq) "
+                f"TO '{target}' (FORMAT parquet)"
+            )
+        finally:
+            con.close()
+    return count
 
 
 def _write(events: Iterable[TraceEvent], fmt: ExportFormat, out: TextIO) -> int:

@@ -90,6 +90,7 @@ class TraceStore:
         *,
         redact_values: Sequence[str] = (),
         redact_env: Sequence[str] = (),
+        redact_patterns: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
         fsync: bool = False,
         segment_events: int = 20_000,
@@ -103,7 +104,9 @@ class TraceStore:
         self.db_path = self.directory / "traces.duckdb"
         self.lock_path = self.directory / "traces.lock"
         env = os.environ if environ is None else environ
-        self._redactor = Redactor([*redact_values, *secret_env_values(env, redact_env)])
+        self._redactor = Redactor(
+            [*redact_values, *secret_env_values(env, redact_env)], patterns=redact_patterns
+        )
         self._writer = SegmentWriter(self.segments_dir, max_lines=segment_events, fsync=fsync)
         self._compact_after = compact_after
         self._lock_timeout = lock_timeout
@@ -119,6 +122,7 @@ class TraceStore:
         return cls(
             folder,
             redact_env=settings.redact_env,
+            redact_patterns=settings.redact_patterns,
             fsync=settings.fsync,
             segment_events=settings.segment_events,
             compact_after=settings.compact_after,

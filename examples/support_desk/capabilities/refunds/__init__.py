@@ -1,13 +1,13 @@
 """refunds: the public interface; other capabilities import only these names."""
 
-from .adapters import JsonLedger, JsonOrderBook, load_ticket_context
+from .adapters import JsonOrderBook, SqliteLedger, load_ticket_context
 from .application import pay_refund, ticket_context
 from .domain import RefundRefused, Ticket, TriageDecision, check_refund
 
 __all__ = [
-    "JsonLedger",
     "JsonOrderBook",
     "RefundRefused",
+    "SqliteLedger",
     "Ticket",
     "TriageDecision",
     "check_refund",

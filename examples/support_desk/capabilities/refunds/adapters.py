@@ -1,15 +1,18 @@
-"""refunds: the JSON order book and ledger, and the triage agent's executors.
+"""refunds: the JSON order book, the SQLite ledger, and the triage agent's executors.
 
 All I/O lives here. The shop's data is ``data/store.json`` (read-only); what support did
-is appended to ``.mir/support_ledger.json`` (git-ignored local state). Both paths can be
-moved with ``SUPPORT_DESK_STORE`` / ``SUPPORT_DESK_LEDGER`` (the tests do).
+is appended to the SQLite file ``.mir/support_ledger.sqlite3`` (git-ignored local state).
+Both paths can be moved with ``SUPPORT_DESK_STORE`` / ``SUPPORT_DESK_LEDGER`` (the tests
+do).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ def store_path() -> Path:
 
 
 def ledger_path() -> Path:
-    return Path(os.environ.get("SUPPORT_DESK_LEDGER", PROJECT / ".mir" / "support_ledger.json"))
+    return Path(os.environ.get("SUPPORT_DESK_LEDGER", PROJECT / ".mir" / "support_ledger.sqlite3"))
 
 
 class JsonOrderBook:
@@ -40,40 +43,102 @@ class JsonOrderBook:
         return self._customers.get(customer_id)
 
 
-class JsonLedger:
-    """One JSON object keyed by idempotency key; rewritten atomically on each entry."""
+class SqliteLedger:
+    """What support did, in SQLite: one row per idempotency key, one transaction per write.
+
+    Many processes record at once (workers, ``mir approve`` next to ``mir run``): the
+    primary key makes a replay a no-op whoever wins, ``BEGIN IMMEDIATE`` serialises a
+    refund's policy check with its write (two refunds of one order cannot both pass on
+    the same balance), WAL lets readers run beside a writer, and ``busy_timeout`` makes a
+    writer wait for the lock instead of failing. A write costs the same at any history
+    size (an index per order, no file rewrite). Read it with
+    ``sqlite3 .mir/support_ledger.sqlite3 "SELECT * FROM entries"``.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._db = _connection(path)
 
     def entries(self) -> dict[str, dict[str, Any]]:
-        if not self.path.is_file():
-            return {}
-        return json.loads(self.path.read_text(encoding="utf-8"))
+        rows = self._db.execute("SELECT key, entry FROM entries ORDER BY rowid")
+        return {key: json.loads(entry) for key, entry in rows}
 
     def entry(self, key: str) -> dict[str, Any] | None:
-        return self.entries().get(key)
+        row = self._db.execute("SELECT entry FROM entries WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
 
-    def record(self, key: str, entry: Mapping[str, Any]) -> dict[str, Any]:
-        entries = self.entries()
-        if key in entries:  # a replay: the first write stands
-            return entries[key]
-        entries[key] = {**entry, "key": key}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = self.path.with_suffix(".tmp")
-        scratch.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(scratch, self.path)
-        return entries[key]
+    def record(
+        self, key: str, entry: Mapping[str, Any], guard: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        """Record ``entry`` under ``key`` unless the key is there already (a replay: the
+        first write stands). ``guard`` runs inside the write lock, right before the
+        insert: raising refuses the entry and writes nothing."""
+        stored = {**entry, "key": key}
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            done = self.entry(key)
+            if done is None:
+                if guard is not None:
+                    guard()
+                self._db.execute(
+                    "INSERT INTO entries (key, kind, order_id, amount, entry)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        stored["kind"],
+                        stored.get("order_id"),
+                        float(stored.get("amount") or 0.0),
+                        json.dumps(stored, sort_keys=True),
+                    ),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return stored if done is None else done
 
     def refunded(self, order_id: str) -> float:
-        return round(
-            sum(
-                e["amount"]
-                for e in self.entries().values()
-                if e["kind"] == "refund" and e["order_id"] == order_id
-            ),
-            2,
+        row = self._db.execute(
+            "SELECT coalesce(sum(amount), 0) FROM entries WHERE order_id = ? AND kind = 'refund'",
+            (order_id,),
+        ).fetchone()
+        return round(float(row[0]), 2)
+
+
+def _connection(path: Path) -> sqlite3.Connection:
+    """This thread's connection to the ledger at ``path``, opened (and the table made)
+    once: the executors and the context loader build a ledger per call, and opening
+    SQLite each time would cost more than the write."""
+    opened: dict[Path, sqlite3.Connection] | None = getattr(_connections, "by_path", None)
+    if opened is None:
+        opened = _connections.by_path = {}
+    db = opened.get(path)
+    if db is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE ... COMMIT).
+        db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # in WAL: durable at each checkpoint
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS entries ("
+            " key TEXT PRIMARY KEY, kind TEXT NOT NULL, order_id TEXT,"
+            " amount REAL NOT NULL DEFAULT 0, entry TEXT NOT NULL,"
+            " recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
         )
+        # refunded(): the refunds of one order, read from the index alone.
+        db.execute(
+            "CREATE INDEX IF NOT EXISTS entries_by_order ON entries (order_id, kind, amount)"
+        )
+        opened[path] = db
+    return db
+
+
+_connections = threading.local()
+
+
+# The name this ledger had when it was one JSON file; kept so callers keep working.
+JsonLedger = SqliteLedger
 
 
 def load_ticket_context(ticket: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,15 +148,15 @@ def load_ticket_context(ticket: Mapping[str, Any]) -> dict[str, Any]:
 
 def issue_refund(params: Mapping[str, Any], *, idempotency_key: str) -> dict[str, Any]:
     """Executor of `refund`: pays (records) the refund if the policy allows it."""
-    book, ledger = JsonOrderBook(store_path()), JsonLedger(ledger_path())
+    book, ledger = JsonOrderBook(store_path()), SqliteLedger(ledger_path())
     return pay_refund(book, ledger, params, idempotency_key)
 
 
 def record_rejection(params: Mapping[str, Any], *, idempotency_key: str) -> dict[str, Any]:
     """Executor of `reject`: records the rejection (the customer is told by email)."""
-    return note_outcome(JsonLedger(ledger_path()), "reject", params, idempotency_key)
+    return note_outcome(SqliteLedger(ledger_path()), "reject", params, idempotency_key)
 
 
 def open_escalation(params: Mapping[str, Any], *, idempotency_key: str) -> dict[str, Any]:
     """Executor of `escalate`: queues the ticket for a support lead."""
-    return note_outcome(JsonLedger(ledger_path()), "escalate", params, idempotency_key)
+    return note_outcome(SqliteLedger(ledger_path()), "escalate", params, idempotency_key)

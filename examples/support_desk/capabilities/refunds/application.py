@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .domain import Customer, Order, check_refund
@@ -21,7 +21,12 @@ class Ledger(Protocol):
 
     def entry(self, key: str) -> dict[str, Any] | None: ...
 
-    def record(self, key: str, entry: Mapping[str, Any]) -> dict[str, Any]: ...
+    def record(
+        self, key: str, entry: Mapping[str, Any], guard: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        """Store ``entry`` once per key (a replay returns the first). ``guard`` runs
+        atomically with the write: no other write lands between its check and this one."""
+        ...
 
     def refunded(self, order_id: str) -> float: ...
 
@@ -58,13 +63,19 @@ def ticket_context(book: OrderBook, ledger: Ledger, ticket: Mapping[str, Any]) -
 def pay_refund(
     book: OrderBook, ledger: Ledger, params: Mapping[str, Any], key: str
 ) -> dict[str, Any]:
-    """Refund ``params['amount']`` on ``params['order_id']`` if the policy allows it."""
-    done = ledger.entry(key)
-    if done is not None:  # a replay of a refund already paid: the policy ran back then
-        return done
+    """Refund ``params['amount']`` on ``params['order_id']`` if the policy allows it.
+
+    The policy runs inside the ledger's write (``guard``): two refunds of one order in
+    two processes cannot both pass on the same balance. A replay of a paid refund
+    returns the first entry without re-running the policy (it ran back then).
+    """
     order_id, amount = str(params["order_id"]), float(params["amount"])
-    check_refund(current_order(book, ledger, order_id), amount)
-    return ledger.record(key, {**params, "kind": "refund", "order_id": order_id, "amount": amount})
+
+    def policy() -> None:
+        check_refund(current_order(book, ledger, order_id), amount)
+
+    entry = {**params, "kind": "refund", "order_id": order_id, "amount": amount}
+    return ledger.record(key, entry, guard=policy)
 
 
 def note_outcome(ledger: Ledger, kind: str, params: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The refund policy and the use cases, with in-memory fakes for the ports."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -29,7 +29,11 @@ class FakeLedger:
     def entry(self, key: str) -> dict[str, Any] | None:
         return self.entries.get(key)
 
-    def record(self, key: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    def record(
+        self, key: str, entry: Mapping[str, Any], guard: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        if key not in self.entries and guard is not None:
+            guard()
         return self.entries.setdefault(key, dict(entry))
 
     def refunded(self, order_id: str) -> float:

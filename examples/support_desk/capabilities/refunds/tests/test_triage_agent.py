@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ..adapters import JsonLedger, issue_refund, load_ticket_context, open_escalation
+from ..adapters import SqliteLedger, issue_refund, load_ticket_context, open_escalation
 from ..domain import RefundRefused, TriageDecision
 
 PROJECT = Path(__file__).resolve().parents[3]
@@ -43,14 +43,14 @@ def test_an_out_of_bounds_proposal_is_rejected(change: dict) -> None:
 
 
 @pytest.fixture
-def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JsonLedger:
-    path = tmp_path / "ledger.json"
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SqliteLedger:
+    path = tmp_path / "ledger.sqlite3"
     monkeypatch.setenv("SUPPORT_DESK_LEDGER", str(path))
     monkeypatch.setenv("SUPPORT_DESK_STORE", str(PROJECT / "data" / "store.json"))
-    return JsonLedger(path)
+    return SqliteLedger(path)
 
 
-def test_refund_executor_is_idempotent_and_changes_the_context(ledger: JsonLedger) -> None:
+def test_refund_executor_is_idempotent_and_changes_the_context(ledger: SqliteLedger) -> None:
     params = {"category": "damaged", "order_id": "A-1001", "amount": 24.9, "reason": "broken"}
     ticket = {"order_id": "A-1001", "customer_id": "C-001"}
     assert load_ticket_context(ticket)["order"]["refundable"] == 24.9
@@ -63,7 +63,7 @@ def test_refund_executor_is_idempotent_and_changes_the_context(ledger: JsonLedge
         issue_refund(params, idempotency_key="k2")
 
 
-def test_escalation_moves_no_money(ledger: JsonLedger) -> None:
+def test_escalation_moves_no_money(ledger: SqliteLedger) -> None:
     open_escalation({"order_id": "A-1004", "amount": 899.0}, idempotency_key="k1")
     assert ledger.refunded("A-1004") == 0.0
     assert ledger.entries()["k1"]["kind"] == "escalate"
