@@ -12,7 +12,15 @@ import keyword
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
 
 Layer = Literal["domain", "application", "adapters"]
 LAYERS: tuple[Layer, ...] = ("domain", "application", "adapters")
@@ -130,7 +138,16 @@ class BoundLimit(_Strict):
         return self
 
 
-Binding = Reference | BoundLimit
+def _binding_kind(value: Any) -> str:
+    return "equal" if isinstance(value, str) else "bound"
+
+
+# One error per mistake (not one per union member): a string is a reference, anything
+# else a bound.
+Binding = Annotated[
+    Annotated[Reference, Tag("equal")] | Annotated[BoundLimit, Tag("bound")],
+    Discriminator(_binding_kind),
+]
 
 
 class ParamLimit(_Strict):
