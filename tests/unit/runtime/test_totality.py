@@ -10,6 +10,7 @@ with a decision that passes the contract (re-checked here), exactly one `final` 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +28,9 @@ from mir.runtime.schema_adapters import json_schema_check
 from mir.runtime.templates import JinjaPromptRenderer
 from tests.unit.runtime.fakes import FakeProvider, World, harness
 
+# Seconds in the suite; MIR_PROPERTY_EXAMPLES=5000 for a deeper attack run.
 PROPERTY = settings(
-    max_examples=120,
+    max_examples=int(os.environ.get("MIR_PROPERTY_EXAMPLES", "120")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -98,8 +100,12 @@ def decide(h, input: Any = INPUT) -> DecisionRecord:
     # The one assertion every property shares: whatever came in, a record came out.
     record = DecisionFlow(h.parts, h.deps).decide(input)
     assert isinstance(record, DecisionRecord)
-    finals = [e for e in h.traces.flow(record.flow_id) if e.step == "final"]
-    assert len(finals) == 1 and finals[0].status == record.status
+    events = h.traces.flow(record.flow_id)
+    finals = [e for e in events if e.step == "final"]
+    if record.status == "pending_review":  # waits for a reviewer: its final comes later
+        assert finals == [] and events[-1].status == "pending_review"
+    else:
+        assert len(finals) == 1 and finals[0].status == record.status
     assert {e.flow_id for e in h.traces.events} == {record.flow_id}
     for action, params, _key in h.executions.calls:
         # Executed means: the decision it came from passes the contract, re-checked here.
