@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mir.contracts import load_contract
+from mir.contracts import BoundLimit, load_contract
 from mir.errors import ConfigError
 from mir.runtime.bindings import binding_problems
 from mir.runtime.loading import load_parts
@@ -52,8 +52,6 @@ def test_equal_bindings_compare_as_json_values():
 
 
 def test_bound_limits_read_the_world_and_refuse_without_a_bound():
-    from mir.contracts import BoundLimit
-
     cap = {"amount": BoundLimit(maximum="$context.order.refundable")}
     world = {"order": {"refundable": 59.0}}
     assert binding_problems({"amount": 59}, cap, {}, world) == []
@@ -167,3 +165,35 @@ def test_the_value_walk_is_iterative_and_bounds_integers():
     assert shape_problem({"x": deep}).code == "too_deep"
     assert shape_problem({"x": 10**39}).code == "number_too_large"
     assert shape_problem({"x": [1.0e300, 2**100, "9" * 1000]}) is None
+
+
+def test_bindings_are_checked_again_when_a_pending_flow_is_approved():
+    from dataclasses import replace
+
+    from mir.runtime.decision_schema import pydantic_schema_check
+    from mir.runtime.flow import DecisionFlow
+    from mir.runtime.integrity import IntegrityCheck
+    from mir.runtime.review import read_flow, resume_flow
+    from tests.unit.runtime.fakes import Refund, World, decision, harness
+
+    h = harness([decision(confidence=0.4, amount=40)], world=World(state={"total": 30}))
+    record = DecisionFlow(h.parts, h.deps).decide({"order_id": "A1", "amount": 40})
+    assert record.status == "pending_review"
+    # Between the decision and the approval the contract gains a binding to the world:
+    # the approval runs the check again, on the stored input and context.
+    refund = h.parts.contract.actions["refund"].model_copy(
+        update={"bindings": {"amount": BoundLimit(maximum="$context.total")}}
+    )
+    contract = h.parts.contract.model_copy(
+        update={"actions": {**h.parts.contract.actions, "refund": refund}}
+    )
+    integrity = IntegrityCheck(
+        contract=contract,
+        schema_check=pydantic_schema_check(Refund),
+        schema_fields=h.parts.integrity.schema_fields,
+    )
+    h.parts = replace(h.parts, contract=contract, integrity=integrity)
+    stored = read_flow(record.flow_id, h.traces.flow(record.flow_id))
+    approved = resume_flow(h.parts, h.deps, stored, "approve", by="ana")
+    assert approved.status == "aborted" and "binding_violated" in approved.reasons
+    assert h.executions.calls == []
