@@ -9,9 +9,18 @@ Every model forbids unknown keys so a typo is an error, not a silently ignored r
 from __future__ import annotations
 
 import keyword
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
 
 Layer = Literal["domain", "application", "adapters"]
 LAYERS: tuple[Layer, ...] = ("domain", "application", "adapters")
@@ -82,6 +91,65 @@ class DecisionSpec(_Strict):
         return self
 
 
+class InputSpec(_Strict):
+    """The shape of a caller's input, checked before the model is called: an input it
+    refuses ends the flow as ``rejected`` / ``input_invalid`` (the model never sees it)."""
+
+    model: str | None = Field(
+        None, description="'module:Class' inside the capability, e.g. 'domain:TicketInput'."
+    )
+    json_schema: dict[str, Any] | None = Field(None, description="Inline JSON schema instead.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InputSpec:
+        if (self.model is None) == (self.json_schema is None):
+            raise ValueError("set exactly one of 'model' or 'json_schema'")
+        if self.model is not None and ":" not in self.model:
+            raise ValueError("'model' must look like 'module:Class', e.g. 'domain:TicketInput'")
+        return self
+
+
+REFERENCE_ROOTS = ("input", "context")
+_REFERENCE = re.compile(r"^\$(input|context)(\.[A-Za-z0-9_-]+)+$")
+
+
+def _reference(value: str) -> str:
+    if not _REFERENCE.match(value):
+        raise ValueError(
+            f"{value!r} is not a reference: use '$input.field' or '$context.field.sub' "
+            f"(roots: {', '.join(REFERENCE_ROOTS)})"
+        )
+    return value
+
+
+Reference = Annotated[str, AfterValidator(_reference)]
+
+
+class BoundLimit(_Strict):
+    """Limits read from the input or the world at decision time (e.g. the order's total)."""
+
+    minimum: Reference | None = None
+    maximum: Reference | None = None
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> BoundLimit:
+        if self.minimum is None and self.maximum is None:
+            raise ValueError("set 'minimum' and/or 'maximum'")
+        return self
+
+
+def _binding_kind(value: Any) -> str:
+    return "equal" if isinstance(value, str) else "bound"
+
+
+# One error per mistake (not one per union member): a string is a reference, anything
+# else a bound.
+Binding = Annotated[
+    Annotated[Reference, Tag("equal")] | Annotated[BoundLimit, Tag("bound")],
+    Discriminator(_binding_kind),
+]
+
+
 class ParamLimit(_Strict):
     """Deterministic limits on one decision field, checked before execution."""
 
@@ -100,6 +168,12 @@ class ActionSpec(_Strict):
         default_factory=lambda: ["*"], description="Caller roles allowed to trigger it; '*' = any."
     )
     limits: dict[str, ParamLimit] = Field(default_factory=dict)
+    bindings: dict[str, Binding] = Field(
+        default_factory=dict,
+        description="Parameters tied to the input or the world, checked by the integrity "
+        "check before execution: 'order_id: $input.order_id' (must be equal) or "
+        "'amount: {maximum: $context.order.refundable}' (a bound read at decision time).",
+    )
 
     @model_validator(mode="after")
     def _executor_ref(self) -> ActionSpec:
@@ -179,6 +253,9 @@ class AgentContract(_Strict):
     version: str = "1"
     mission: str = Field(min_length=1)
     scope: Scope = Field(default_factory=Scope)
+    input: InputSpec | None = Field(
+        None, description="Schema of the caller's input, validated before the model is called."
+    )
     decision: DecisionSpec
     actions: dict[str, ActionSpec] = Field(min_length=1)
     review: Review = Field(default_factory=Review)

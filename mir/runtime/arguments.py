@@ -36,8 +36,10 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
             where=where,
             hint="pass a JSON object, @FILE or - for stdin",
         ) from exc
-    except ValueError as exc:
-        raise UsageError(str(exc), where=where) from exc
+    except ValueError as exc:  # also a number of more than 4,300 digits
+        raise UsageError(str(exc)[:200], where=where) from exc
+    except RecursionError as exc:  # nesting deeper than the decoder's recursion limit
+        raise UsageError("JSON nested too deep to read", where=where) from exc
     if not isinstance(data, dict):
         raise UsageError(
             f"expected a JSON object, got {type(data).__name__}",

@@ -33,7 +33,12 @@ def pydantic_schema_check(model: type[BaseModel]) -> SchemaCheck:
     def check(decision: Mapping[str, Any]) -> list[Problem]:
         try:
             # allow_nan: non-finite numbers are reported by the integrity check itself.
-            model.model_validate_json(json.dumps(dict(decision), allow_nan=True), strict=True)
+            text = json.dumps(dict(decision), allow_nan=True)
+        except (TypeError, ValueError, RecursionError) as exc:  # not JSON data at all
+            message = f"<root>: not JSON data ({type(exc).__name__})"
+            return [Problem(code=ReasonCode.SCHEMA_INVALID, message=message)]
+        try:
+            model.model_validate_json(text, strict=True)
         except ValidationError as exc:
             return [
                 Problem(

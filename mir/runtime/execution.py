@@ -144,7 +144,11 @@ class Tail:
             status: FlowStatus = "stale" if problem == ReasonCode.STATE_CHANGED else "aborted"
             return self.finish(status, [*reasons, problem], decision)
         when = Circumstances(
-            role=self.state.role, created_at=self.state.created_at, now=self.deps.clock()
+            role=self.state.role,
+            created_at=self.state.created_at,
+            now=self.deps.clock(),
+            input=self.state.input,  # bindings are re-checked against the snapshot
+            context=self.state.context,
         )
         verdict = self.parts.integrity.check_decision(decision, when)
         if not verdict.ok:

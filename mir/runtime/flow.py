@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from time import perf_counter
 from typing import Any
-from uuid import uuid4
 
 from mir.contracts import Route
-from mir.errors import ConfigError, UsageError
 from mir.inference import ModelRequest, ProviderError
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances
+from mir.runtime.opening import open_flow
 from mir.runtime.ports import AgentParts, RuntimeDeps
-from mir.runtime.prompting import PromptVariables
-from mir.runtime.recorder import FlowRecorder, safe_text
+from mir.runtime.prompting import PromptRenderError, PromptVariables
+from mir.runtime.recorder import safe_text
 from mir.runtime.records import DecisionRecord, Problem, ReasonCode
 from mir.runtime.routing import cascade_reason, needs_review, vote
 from mir.runtime.rules import matching_rule, rule_decision
@@ -36,6 +34,7 @@ class Proposal:
     reasons: list[str] = field(default_factory=list)
     provider_failed: bool = False
     stop: bool = False  # budget spent: no further route may be asked
+    refused: bool = False  # the input cannot be rendered into a prompt: no route can help
 
 
 class DecisionFlow:
@@ -50,53 +49,12 @@ class DecisionFlow:
         *,
         role: str = "agent",
     ) -> DecisionRecord:
-        started = perf_counter()
         contract = self.parts.contract
-        flow_id = uuid4().hex
-        rec = FlowRecorder(self.deps.traces, flow_id, self.parts.name)
-        if not isinstance(input, Mapping) or not isinstance(context, Mapping | None):
-            raise UsageError("a decision's input and context must be mappings (JSON objects)")
-        source = "caller" if context is not None else "none"
-        if context is None and self.parts.context_loader is not None:
-            context, source = self.parts.context_loader(dict(input)), "loader"
-            if not isinstance(context, Mapping):
-                raise ConfigError(
-                    f"context_loader returned {type(context).__name__}, expected a mapping",
-                    where=str(self.parts.contract_path),
-                )
-        snap = ContextSnapshot.take(
-            input,
-            context or {},
-            input_scope=contract.scope.input,
-            context_scope=contract.scope.context,
-        )
-        created_at = self.deps.clock()
-        state = FlowState(
-            flow_id=flow_id,
-            role=role,
-            created_at=created_at,
-            input=thaw(snap.input),
-            context=thaw(snap.context),
-            state_hash=snap.state_hash,
-            started=started,
-        )
-        rec.emit(
-            "snapshot",
-            at=created_at,
-            data={
-                "input": state.input,
-                "context": state.context,
-                "context_source": source,
-                "state_hash": snap.state_hash,
-                "snapshot_hash": snap.snapshot_hash,
-                "contract": self.parts.contract_ref,
-                "contract_hash": self.parts.contract_hash,
-                "contract_version": contract.version,
-                "role": role,
-                "created_at": created_at.isoformat(),
-            },
-        )
-        tail = Tail(self.parts, self.deps, rec, state)
+        opened = open_flow(self.parts, self.deps, input, context, role)
+        if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
+            return opened
+        tail, snap = opened
+        rec = tail.rec
         if self.deps.states.is_suspended(self.parts.name):
             # A suspended agent's model is not even asked: its output would be refused.
             rec.emit("validate", reasons=[ReasonCode.AGENT_SUSPENDED], data={"model_called": False})
@@ -104,6 +62,8 @@ class DecisionFlow:
         if all(r.provider == "rules" for r in contract.routes):
             return self._fallback(tail, snap, [])
         proposal = self._ensemble(tail, snap) if contract.ensemble else self._cascade(tail, snap)
+        if proposal.refused:  # the prompt could not be rendered from this input
+            return tail.finish("rejected", proposal.reasons)
         if proposal.decision is None:
             return self._fallback(tail, snap, proposal.reasons)
         return self._route(tail, proposal.decision, "executed", proposal.reasons)
@@ -137,7 +97,11 @@ class DecisionFlow:
         rule_id, rule = match
         decision = rule_decision(rule, contract.decision, scope)
         when = Circumstances(
-            role=tail.state.role, created_at=tail.state.created_at, now=self.deps.clock()
+            role=tail.state.role,
+            created_at=tail.state.created_at,
+            now=self.deps.clock(),
+            input=tail.state.input,
+            context=tail.state.context,
         )
         verdict = self.parts.integrity.check_decision(decision, when)
         tail.state.provider, tail.state.model = "rules", f"fallback.{rule_id}"
@@ -178,13 +142,18 @@ class DecisionFlow:
                 "route", reasons=[why], data={"cascade": why, "to": nxt.name or nxt.provider}
             )
         chosen = last if last.decision is not None else (best or last)
-        return Proposal(decision=chosen.decision, reasons=list(dict.fromkeys(reasons)))
+        return Proposal(
+            decision=chosen.decision, reasons=list(dict.fromkeys(reasons)), refused=last.refused
+        )
 
     def _ensemble(self, tail: Tail, snap: ContextSnapshot) -> Proposal:
         ensemble = self.parts.contract.ensemble
         assert ensemble is not None
         by_name = {r.name: r for r in self.parts.contract.routes}
         proposals = [self._ask(tail, snap, by_name[name]) for name in ensemble.routes]
+        refused = [p for p in proposals if p.refused]
+        if refused:
+            return refused[0]
         result = vote([p.decision for p in proposals], self.parts.contract, ensemble.min_agreement)
         reasons = list(dict.fromkeys(r for p in proposals for r in p.reasons))
         if result.decision is not None and not result.consensus:
@@ -216,6 +185,8 @@ class DecisionFlow:
             now=self.deps.clock(),
             tokens_spent=state.tokens,
             cost_spent=state.cost,
+            input=state.input,
+            context=state.context,
         )
 
     def _model_routes(self) -> list[Route]:
@@ -236,16 +207,31 @@ class DecisionFlow:
                     "validate", reasons=[p.code for p in spent], data={"attempt": attempt}
                 )
                 return Proposal(decision=None, reasons=[*reasons, *_codes(spent)], stop=True)
-            prompt = self.parts.prompt.render(
-                PromptVariables(
-                    mission=contract.mission,
-                    input=thaw(snap.visible_input),
-                    context=thaw(snap.visible_context),
-                    actions=dict(contract.actions),
-                    schema=self.parts.decision_schema,
-                    errors=errors,
+            try:
+                prompt = self.parts.prompt.render(
+                    PromptVariables(
+                        mission=contract.mission,
+                        input=thaw(snap.visible_input),
+                        context=thaw(snap.visible_context),
+                        actions=dict(contract.actions),
+                        schema=self.parts.decision_schema,
+                        errors=errors,
+                    )
                 )
-            )
+            except PromptRenderError as exc:
+                # The template is valid (checked at load); THIS input/world breaks it
+                # (text where it does arithmetic, a missing key): refuse the input.
+                tail.rec.emit(
+                    "validate",
+                    reasons=[ReasonCode.INPUT_INVALID],
+                    data={"phase": "prompt", "problems": [str(exc)[:500]], "model_called": False},
+                )
+                return Proposal(
+                    decision=None,
+                    reasons=[*reasons, ReasonCode.INPUT_INVALID],
+                    stop=True,
+                    refused=True,
+                )
             request = ModelRequest(
                 messages=prompt.messages,
                 json_schema=self.parts.decision_schema,
@@ -257,6 +243,9 @@ class DecisionFlow:
                 api_key_env=route.api_key_env,
             )
             meta = {"route": route.name or route.provider, "attempt": attempt}
+            # Durable before the model is called: a process killed during inference still
+            # leaves the flow (snapshot, earlier attempts) in the traces.
+            tail.rec.flush()
             try:
                 response = provider.complete(request)
             except ProviderError as exc:

@@ -16,7 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from mir.contracts import AgentContract, ParamLimit
+from mir.runtime.bindings import binding_problems
 from mir.runtime.records import Problem, ReasonCode, Verdict
+from mir.runtime.shapes import scan_text, shape_problem
 
 # Checks a decision against its schema; returns problems (code + field + message).
 SchemaCheck = Callable[[Mapping[str, Any]], list[Problem]]
@@ -34,6 +36,9 @@ class Circumstances:
     tokens_spent: int = 0
     cost_spent: float = 0.0
     suspended: bool = False
+    # The flow's input and world state: what parameter bindings are checked against.
+    input: Mapping[str, Any] | None = None
+    context: Mapping[str, Any] | None = None
 
 
 def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | Problem:
@@ -53,9 +58,14 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
             code=ReasonCode.TRUNCATED,
             message="output was cut at the token limit; answer with a shorter JSON object",
         )
+    hostile = scan_text(text)
+    if hostile is not None:  # before json.loads: it would recurse or overflow on these
+        return hostile
     try:
         return json.loads(text, parse_constant=float)
-    except json.JSONDecodeError as exc:
+    except (RecursionError, ValueError) as exc:
+        if not isinstance(exc, json.JSONDecodeError):  # the scan should have caught it
+            return Problem(code=ReasonCode.NOT_JSON, message=f"not usable JSON: {exc}"[:300])
         # Ran out of text (or inside a string that never closed): cut off, not garbage.
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             return Problem(code=ReasonCode.TRUNCATED, message=f"JSON ends early: {exc.msg}")
@@ -70,6 +80,26 @@ class IntegrityCheck:
     schema_check: SchemaCheck
     schema_fields: frozenset[str]
     max_output_bytes: int = MAX_OUTPUT_BYTES
+    # The contract's input schema (None: any JSON object within the shape limits).
+    input_check: SchemaCheck | None = None
+
+    def check_input(self, input: Any) -> Verdict:
+        """A caller's input, before anything else sees it: a JSON object within the shape
+        limits and valid against the contract's ``input`` schema. Every problem is
+        ``input_invalid`` (the caller must fix it; asking the model again cannot)."""
+        if not isinstance(input, Mapping):
+            return _fail(
+                ReasonCode.INPUT_INVALID, f"input must be a JSON object, got {type(input).__name__}"
+            )
+        hostile = shape_problem(input)
+        if hostile is not None:
+            return _fail(ReasonCode.INPUT_INVALID, f"input: {hostile.message}")
+        found = self.input_check(input) if self.input_check is not None else []
+        problems = [
+            Problem(code=ReasonCode.INPUT_INVALID, field=p.field, message=f"input.{p.message}")
+            for p in found
+        ]
+        return Verdict(problems=tuple(problems)) if problems else Verdict(decision=dict(input))
 
     def check_output(self, text: str, finish_reason: str | None, when: Circumstances) -> Verdict:
         if when.suspended:
@@ -84,6 +114,11 @@ class IntegrityCheck:
         return self.check_decision(parsed, when)
 
     def check_decision(self, decision: Mapping[str, Any], when: Circumstances) -> Verdict:
+        # A decision may come from anywhere (a model, a rule over hostile input, a trace):
+        # its shape is bounded first, so no check below can recurse or overflow on it.
+        hostile = shape_problem(decision)
+        if hostile is not None:
+            return Verdict(problems=(hostile,))
         problems: list[Problem] = []
         if when.suspended:
             problems.append(Problem(code=ReasonCode.AGENT_SUSPENDED, message="agent is suspended"))
@@ -95,11 +130,13 @@ class IntegrityCheck:
         # The schema check would report the same bad action / confidence again, less clearly.
         owned = {p.field for p in action_problems + confidence_problems}
         problems += [p for p in self.schema_check(decision) if p.field not in owned]
-        if not action_problems:
-            spec = self.contract.actions[decision[self.contract.decision.action_field]]
+        action = decision.get(self.contract.decision.action_field)
+        if not action_problems and isinstance(action, str) and action in self.contract.actions:
+            spec = self.contract.actions[action]
             for field, limit in spec.limits.items():
                 if field in decision:
                     problems += _limit(field, decision[field], limit)
+            problems += binding_problems(decision, spec.bindings, when.input, when.context)
         problems += self._clock(when) + self.budget(when)
         if problems:
             return Verdict(problems=tuple(problems))
@@ -228,7 +265,7 @@ def _limit(field: str, value: Any, limit: ParamLimit) -> list[Problem]:
     if limit.minimum is not None or limit.maximum is not None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return over(f"expected a number, got {value!r}")
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             return over(f"{value!r} is not a finite number")
         if limit.minimum is not None and value < limit.minimum:
             return over(f"{value} is below the minimum {limit.minimum}")

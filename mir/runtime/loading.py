@@ -23,7 +23,7 @@ from mir.errors import ConfigError, UsageError
 from mir.project import Project
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.fallback_checks import check_fallback_rules
-from mir.runtime.integrity import IntegrityCheck
+from mir.runtime.integrity import IntegrityCheck, SchemaCheck
 from mir.runtime.ports import AgentParts
 from mir.runtime.schema_adapters import json_schema_check
 from mir.runtime.templates import JinjaPromptRenderer
@@ -104,7 +104,12 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
             raise ConfigError(
                 f"decision.{role}: {name!r} is not a field of the decision", where=where
             )
-    integrity = IntegrityCheck(contract=contract, schema_check=check, schema_fields=fields)
+    integrity = IntegrityCheck(
+        contract=contract,
+        schema_check=check,
+        schema_fields=fields,
+        input_check=input_and_bindings(contract, importer, where, fields),
+    )
     check_fallback_rules(contract, integrity, where, lambda loc: field_line(contract_path, loc))
     executors = {
         action: _callable(
@@ -131,6 +136,45 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         executors=executors,
         context_loader=loader,
     )
+
+
+def input_and_bindings(
+    contract: AgentContract, importer: UserCode, where: str, decision_fields: frozenset[str]
+) -> SchemaCheck | None:
+    """The contract's input check, after checking at load what no input could fix: the
+    input schema itself, and bindings that name a decision field or an input field that
+    does not exist (a typo there would refuse every decision, or none)."""
+    spec = contract.input
+    input_fields: frozenset[str] = frozenset()
+    check: SchemaCheck | None = None
+    if spec is not None and spec.model is not None:
+        model = importer.attribute(spec.model, where, "input.model")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ConfigError(f"input.model: {spec.model} is not a pydantic model", where=where)
+        input_fields = schema_fields(model.model_json_schema())
+        check = pydantic_schema_check(model)
+    elif spec is not None:
+        schema = dict(spec.json_schema or {})
+        input_fields = schema_fields(schema)
+        check = json_schema_check(schema, where, field="input.json_schema")
+    for action, action_spec in contract.actions.items():
+        for name, binding in action_spec.bindings.items():
+            field = f"actions.{action}.bindings.{name}"
+            if decision_fields and name not in decision_fields:
+                raise ConfigError(f"{field}: {name!r} is not a field of the decision", where=where)
+            if isinstance(binding, str):
+                references = [binding]
+            else:
+                references = [binding.minimum, binding.maximum]
+            for reference in filter(None, references):
+                root, first = reference[1:].split(".")[:2]
+                if root == "input" and input_fields and first not in input_fields:
+                    raise ConfigError(
+                        f"{field}: {reference} names no field of the input schema",
+                        where=where,
+                        hint=f"input fields: {', '.join(sorted(input_fields))}",
+                    )
+    return check
 
 
 def _ref(path: Path, root: Path) -> str:

@@ -20,8 +20,41 @@ from mir.traces import TraceEvent
 
 def jsonable(value: Any) -> Any:
     """Plain JSON types only (executors and models may hand back anything); NaN and
-    Infinity become null because no trace store must be asked to keep them."""
-    return _finite(json.loads(json.dumps(value, default=str)))
+    Infinity become null because no trace store must be asked to keep them.
+
+    Total: a value JSON cannot spell (nesting past Python's recursion limit, an integer
+    of 5,000 digits, a ``__str__`` that raises) is written bounded instead of failing
+    the flow, so the record of a hostile input is never lost to the hostility."""
+    try:
+        return _finite(json.loads(json.dumps(value, default=str)))
+    except (ValueError, TypeError, RecursionError, OverflowError):
+        return _bounded(value, 0)
+
+
+_MAX_TRACE_DEPTH = 40
+
+
+def _bounded(value: Any, depth: int) -> Any:
+    if depth > _MAX_TRACE_DEPTH:
+        return "<nested too deep>"
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= 256 else f"<integer of {value.bit_length()} bits>"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {_text(k): _bounded(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(v, depth + 1) for v in value]
+    return _text(value)
+
+
+def _text(value: Any) -> str:
+    try:
+        return str(value)[:4096]
+    except Exception:  # a hostile __str__ / __repr__
+        return f"<unprintable {type(value).__name__}>"
 
 
 def _finite(value: Any) -> Any:

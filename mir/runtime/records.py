@@ -44,6 +44,12 @@ class ReasonCode(StrEnum):
     ALREADY_EXECUTED = "already_executed"
     EXECUTION_IN_DOUBT = "execution_in_doubt"
     EXECUTOR_ERROR = "executor_error"
+    # added later (appended, never reordered): hostile shapes, caller input, bindings
+    TOO_DEEP = "too_deep"
+    NUMBER_TOO_LARGE = "number_too_large"
+    INPUT_INVALID = "input_invalid"
+    BINDING_VIOLATED = "binding_violated"
+    CONTEXT_UNAVAILABLE = "context_unavailable"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(
@@ -59,6 +65,11 @@ RETRYABLE: frozenset[ReasonCode] = frozenset(
         ReasonCode.ACTION_NOT_ALLOWED,
         ReasonCode.LIMIT_EXCEEDED,
         ReasonCode.CONFIDENCE_INVALID,
+        ReasonCode.TOO_DEEP,
+        ReasonCode.NUMBER_TOO_LARGE,
+        # A parameter outside what the input/world allows: the model may fix it (the
+        # message names the bound), and past the budget the rules decide.
+        ReasonCode.BINDING_VIOLATED,
     }
 )
 
@@ -113,5 +124,6 @@ class DecisionRecord(BaseModel):
 
     @property
     def ended_as_designed(self) -> bool:
-        """Exit 0 for every designed outcome (even rejected or pending); 1 for aborted."""
-        return self.status != "aborted"
+        """Exit 0 for every designed outcome (even rejected or pending); 1 for aborted
+        and for a caller input the contract refuses (the caller has something to fix)."""
+        return self.status != "aborted" and ReasonCode.INPUT_INVALID.value not in self.reasons

@@ -16,14 +16,16 @@ _CODES = {
 }
 
 
-def json_schema_check(schema: Mapping[str, Any], where: str) -> SchemaCheck:
+def json_schema_check(
+    schema: Mapping[str, Any], where: str, field: str = "decision.json_schema"
+) -> SchemaCheck:
     import jsonschema
 
     try:
         validator_cls = jsonschema.validators.validator_for(schema)
         validator_cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise ConfigError(f"decision.json_schema: {exc.message}", where=where) from exc
+        raise ConfigError(f"{field}: {exc.message}", where=where) from exc
     validator = validator_cls(dict(schema))
 
     def check(decision: Mapping[str, Any]) -> list[Problem]:

@@ -26,8 +26,36 @@ def sha256_hex(value: Any) -> str:
     """Hash of the canonical spelling. World state may hold values JSON cannot (a
     datetime, a NaN from a sensor): the hash only needs to be deterministic, so those
     are spelled with ``str`` / ``NaN`` instead of failing the decision."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        text = _spelling(value)
+    except (ValueError, TypeError, RecursionError, OverflowError):
+        # Mixed key types, a 5,000-digit number, nesting past the recursion limit: the
+        # pipeline bounds these before hashing, and a hash must never crash anyway.
+        text = _spelling(_plain(value, 0))
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """A deterministic stand-in JSON can always spell: string keys, bounded depth and
+    integers, ``str`` for the rest (equal values still hash equal across processes)."""
+    if depth > 64:
+        return "<deep>"
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<int {value.bit_length()} bits {value % 1_000_000_007}>"
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    try:
+        return str(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _spelling(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def freeze(value: Any) -> Any:

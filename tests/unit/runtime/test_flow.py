@@ -246,16 +246,22 @@ def test_rules_only_routes_skip_the_model():
     assert h.providers["local"].requests == []
 
 
-def test_inputs_that_are_not_mappings_are_usage_errors():
-    import pytest
+def test_inputs_that_are_not_mappings_end_in_a_rejected_record_not_an_exception():
+    h = harness([decision()])
+    record = run(h, input=["not", "a", "dict"])  # type: ignore[arg-type]
+    assert (record.status, record.reasons) == ("rejected", ["input_invalid"])
+    assert h.providers["local"].requests == [] and h.executions.calls == []
+    assert h.steps(record.flow_id) == ["snapshot", "validate", "final"]
 
-    from mir.errors import ConfigError, UsageError
 
-    with pytest.raises(UsageError):
-        run(harness([decision()]), input=["not", "a", "dict"])
+def test_a_context_loader_returning_junk_aborts_the_flow_traced():
     bad_loader = harness([decision()], world=lambda _input: [1, 2])  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="context_loader returned list"):
-        run(bad_loader)
+    record = run(bad_loader)
+    assert (record.status, record.reasons) == ("aborted", ["context_unavailable"])
+    events = bad_loader.traces.flow(record.flow_id)
+    assert [e.step for e in events] == ["snapshot", "final"]
+    assert "context_loader returned list" in events[0].data["error"]
+    assert bad_loader.providers["local"].requests == []
 
 
 def test_step_latencies_add_up_to_the_flow_wall_time():

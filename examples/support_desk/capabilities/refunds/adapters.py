@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .application import note_outcome, pay_refund, ticket_context
-from .domain import Customer, Order
+from .application import current_order, note_outcome, pay_refund, ticket_context
+from .domain import Customer, Order, refund_allowance
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -142,8 +142,15 @@ JsonLedger = SqliteLedger
 
 
 def load_ticket_context(ticket: Mapping[str, Any]) -> dict[str, Any]:
-    """The contract's context_loader: order and customer state for a ticket."""
-    return ticket_context(JsonOrderBook(store_path()), JsonLedger(ledger_path()), ticket)
+    """The contract's context_loader: order and customer state for a ticket, and the
+    refund the policy allows for it (what the contract binds a refund's amount to)."""
+    book, ledger = JsonOrderBook(store_path()), JsonLedger(ledger_path())
+    context = ticket_context(book, ledger, ticket)
+    order = current_order(book, ledger, str(ticket.get("order_id", "")))
+    context["refund_allowance"] = refund_allowance(
+        order, str(ticket.get("customer_id", "")), str(ticket.get("category", ""))
+    )
+    return context
 
 
 def issue_refund(params: Mapping[str, Any], *, idempotency_key: str) -> dict[str, Any]:

@@ -16,10 +16,17 @@ OrderStatus = Literal["shipped", "delivered", "cancelled"]
 # The largest refund the triage agent may trigger (also a limit in agents/triage.yaml,
 # where the integrity check enforces it before any executor runs).
 MAX_AUTOMATIC_REFUND = 200.0
+# What the shop refunds at all; a customer who changed their mind returns the item
+# through the returns process instead, so nothing is refunded here.
+REFUNDABLE_CATEGORIES: frozenset[str] = frozenset({"damaged", "not_delivered", "wrong_item"})
 
 
 class Ticket(BaseModel):
-    """A customer's refund request, as the support form submits it."""
+    """A customer's refund request, as the support form submits it.
+
+    Also the triage agent's input schema (``input.model`` in agents/triage.yaml): a
+    ticket that does not fit is refused before the model or the context loader sees it.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -70,6 +77,22 @@ class TriageDecision(BaseModel):
     amount: float = Field(ge=0)
     confidence: float = Field(ge=0, le=1)
     reason: str = Field(max_length=40)
+
+
+def refund_allowance(order: Order | None, customer_id: str, category: str) -> float:
+    """The most this ticket may be refunded, decided by the policy alone (never by what
+    the ticket's text says): nothing for an unknown, cancelled or someone else's order,
+    nothing for a category the shop does not refund, else what is left on the order.
+
+    The context loader puts it in the world state and the contract binds the refund
+    amount to it, so a refund the policy does not allow fails the integrity check
+    whatever the model was talked into.
+    """
+    if order is None or order.status == "cancelled" or order.customer_id != customer_id:
+        return 0.0
+    if category not in REFUNDABLE_CATEGORIES:
+        return 0.0
+    return order.refundable
 
 
 class RefundRefused(Exception):
