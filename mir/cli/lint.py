@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.lint_direct import contract_findings, default_root, lint_project, render_text
+from mir.cli.lint_direct import (
+    cache_folder_for,
+    contract_findings,
+    default_root,
+    lint_project,
+    render_text,
+)
 from mir.cli.output import console
 
 if TYPE_CHECKING:
@@ -103,8 +109,13 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
     import time
 
     from mir.boundaries import watch_boundaries
+    from mir.errors import MirUserError
 
     out = console()
+    try:
+        folder = cache_folder_for(root, options)
+    except MirUserError:
+        folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
         out.clear()
@@ -126,5 +137,5 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         options,
         show,
         show_error,
-        extra_findings=lambda: contract_findings(root, config),
+        extra_findings=lambda: contract_findings(root, config, folder),
     )

@@ -89,14 +89,20 @@ def test_a_changed_file_is_linted_and_an_unknown_option_goes_to_typer(tmp_path: 
     assert bad_format.returncode == 2 and "unknown --format 'yaml'" in bad_format.stderr
 
 
-def test_import_linter_contracts_are_never_replayed(tmp_path: Path) -> None:
-    tree = tmp_path / "shop"
+def test_import_linter_contracts_are_replayed_with_the_rules(tmp_path: Path) -> None:
+    tree, twin = tmp_path / "shop", tmp_path / "twin"
     shutil.copytree(FIXTURES / "MIR105", tree)
-    (tree / ".importlinter").write_text(
+    contract = (
         "[importlinter]\nroot_package = capabilities\n\n"
         "[importlinter:contract:one]\nname = audit is independent\ntype = independence\n"
         "modules =\n    capabilities.audit\n    capabilities.billing\n"
     )
-    _run(_SCRIPT, "lint", "boundaries", cwd=tree)
+    (tree / ".importlinter").write_text(contract)
+    shutil.copytree(tree, twin)
+    cold = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
+    assert cold.stderr.strip().endswith("FULL")
     again = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
-    assert again.stderr.strip().endswith("FULL")  # contracts are checked every run
+    assert again.stderr.strip() == "REPLAY"  # rules and contracts: nothing parsed
+    typer_run = _run(_TYPER, "lint", "boundaries", "--no-cache", cwd=twin)
+    assert (again.returncode, again.stdout) == (typer_run.returncode, typer_run.stdout)
+    assert "MIR105" in again.stdout
