@@ -74,6 +74,25 @@ def test_errors_without_typer_are_the_typer_commands(tmp_path: Path) -> None:
     assert "syntax_errors" in typer_run.stderr
 
 
+@pytest.mark.parametrize("where", ["option", "setting"])
+def test_a_missing_baseline_is_the_same_error_without_typer(tmp_path: Path, where: str) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    args: tuple[str, ...] = ("lint", "boundaries")
+    if where == "option":
+        args += ("--baseline", "lint-baselin.json")
+    else:
+        pyproject = tree / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text() + '\n[tool.mir.lint]\nbaseline = "b.json"\n')
+    for _ in range(2):  # cold, then with a warm cache
+        direct = _run(_SCRIPT, *args, cwd=tree)
+        typer_run = _run(_TYPER, *args, cwd=tree)
+        assert direct.returncode == typer_run.returncode == 2
+        assert direct.stdout == typer_run.stdout == ""
+        assert direct.stderr.replace("FULL", "").strip() == typer_run.stderr.strip()
+        assert "baseline file not found" in typer_run.stderr
+
+
 def test_a_changed_file_is_linted_and_an_unknown_option_goes_to_typer(tmp_path: Path) -> None:
     tree = tmp_path / "shop"
     shutil.copytree(FIXTURES / "MIR105", tree)
