@@ -138,4 +138,5 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         show,
         show_error,
         extra_findings=lambda: contract_findings(root, config, folder),
+        extra_files=[config] if config is not None else [],
     )
