@@ -103,6 +103,7 @@ class ContractCache:
         self._used_stats: set[str] = set()
         self._used_entries: set[str] = set()
         self._read: dict[str, bytes] = {}  # bytes read to hash them, kept for extraction
+        self._seen: dict[str, str] = {}  # digests of this run (a --watch run starts afresh)
         self._dirty_index = self._dirty_entries = False
         self.extracted = 0  # files whose imports this run had to extract
 
@@ -139,13 +140,17 @@ class ContractCache:
     def digest(self, path: Path) -> str:
         """Content digest of ``path``: from the index while its stat is unchanged."""
         key = str(path)
+        seen = self._seen.get(key)
+        if seen is not None:  # the graph scan hashed it already in this run
+            return seen
         stat = os.stat(key)
         known = self._stats.get(key)
         self._used_stats.add(key)
         if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
+            self._seen[key] = known[2]
             return known[2]
         data = self._read[key] = path.read_bytes()
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        digest = self._seen[key] = hashlib.blake2b(data, digest_size=16).hexdigest()
         self._stats[key] = (stat.st_mtime_ns, stat.st_size, digest)
         self._dirty_index = True
         return digest
@@ -255,4 +260,4 @@ class ContractCache:
         if self.folder is not None and self._dirty_entries and self._entries is not None:
             self._store(ENTRIES_FILE, self._entries)
         self._dirty_index = self._dirty_entries = False
-        self._used_stats, self._used_entries, self._read = set(), set(), {}
+        self._used_stats, self._used_entries, self._read, self._seen = set(), set(), {}, {}
