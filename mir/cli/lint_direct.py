@@ -123,7 +123,7 @@ def direct_command(argv: list[str]) -> int | None:
                 cache_dir=cache_dir.resolve() if cache_dir is not None else None,
                 baseline=baseline.resolve() if baseline is not None else None,
             )
-            report = lint_project(root or default_root(), options, config)
+            report = lint_project(root, options, config)
     except MirUserError as exc:  # exactly what mir.cli.app.main prints
         from rich.markup import escape
 
@@ -220,14 +220,42 @@ def default_root() -> Path:
         return Path.cwd()
 
 
-def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
+def lint_project(root: Path | None, options: LintOptions, config: Path | None) -> LintReport:
     """One run: import-linter contracts (if any) merged into the boundary findings, then
-    the baseline applied to both."""
+    the baseline applied to both. ``root`` None: the project around the current folder."""
     from mir.boundaries import lint_boundaries
 
+    searched = root is None
+    root = root if root is not None else default_root()
     contracts = contract_findings(root, config, cache_folder_for(root, options))
+    if contracts is None:
+        _require_project(root, searched)
     return lint_boundaries(
         root, options, extra_findings=contracts or (), require_capabilities=contracts is None
+    )
+
+
+def _require_project(root: Path, searched: bool) -> None:
+    """Outside any mir project (no ``[tool.mir]``, no capabilities folder, no contracts)
+    say what every other command says, not that a default folder is missing."""
+    import tomllib
+
+    from mir.boundaries import load_lint_project
+    from mir.errors import ConfigError
+
+    project, _ = load_lint_project(root)
+    if (project.root / project.settings.capabilities).is_dir():
+        return
+    try:
+        tool = tomllib.loads(project.pyproject.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        tool = {}
+    if isinstance(tool, dict) and "mir" in tool:
+        return  # a project whose capabilities folder is missing: lint says which
+    where = f"{project.root} or any parent" if searched else str(project.root)
+    raise ConfigError(
+        f"no mir project found in {where} (no pyproject.toml with [tool.mir])",
+        hint="run `mir init` first, or pass the project folder",
     )
 
 

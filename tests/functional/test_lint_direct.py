@@ -125,3 +125,11 @@ def test_import_linter_contracts_are_replayed_with_the_rules(tmp_path: Path) -> 
     typer_run = _run(_TYPER, "lint", "boundaries", "--no-cache", cwd=twin)
     assert (again.returncode, again.stdout) == (typer_run.returncode, typer_run.stdout)
     assert "MIR105" in again.stdout
+
+
+def test_outside_a_project_both_paths_say_the_same(tmp_path: Path) -> None:
+    direct = _run(_SCRIPT, "lint", "boundaries", cwd=tmp_path)
+    typer_run = _run(_TYPER, "lint", "boundaries", cwd=tmp_path)
+    assert direct.returncode == typer_run.returncode == 2
+    assert direct.stderr.replace("FULL", "").strip() == typer_run.stderr.strip()
+    assert "no mir project found" in typer_run.stderr
