@@ -138,3 +138,20 @@ def test_a_config_found_in_the_root_is_watched_too(tmp_path: Path) -> None:
     again = _lint(tree)
     assert "EVALUATED=True EXTRACTED=0" in again.stderr
     assert json.loads(again.stdout)["findings"] == _fresh(tree)
+
+
+def test_a_damaged_contract_cache_is_ignored(tmp_path: Path) -> None:
+    tree = tmp_path / "media"
+    shutil.copytree(FIXTURES / "forbidden", tree)
+    first = _lint(tree)
+    damaged = sorted((tree / ".mir" / "cache").glob("importlinter-*"))
+    assert [path.name for path in damaged] == [
+        "importlinter-entries.marshal",
+        "importlinter-index.marshal",
+    ]
+    for path in damaged:
+        path.write_bytes(b"\x00garbage")
+    again = _lint(tree)
+    assert "EVALUATED=True EXTRACTED=8" in again.stderr
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    assert _lint(tree).stderr.strip() == _REPLAY  # and it is rewritten
