@@ -4,10 +4,12 @@ A warm run of an unchanged project needs ~30 ms of work, but importing typer and
 it build pydantic type adapters for the options costs ~150 ms more (and a cold run pays
 it too). So the console script first offers the arguments to ``direct_command``: when
 they are a plain ``lint boundaries`` invocation that it fully understands, it replays
-the cached findings if they are still valid (``mir.boundaries.replay_report``), else
-runs the linter, and prints exactly what the typer command prints (errors included);
-anything else (``--help``, an unknown or invalid option, ``--watch``,
-``--update-baseline``) returns None and the typer command runs as usual.
+the cached findings if they are still valid (``mir.boundaries.replay_report``, with the
+import-linter verdicts of ``--config`` or the project's own config replayed by
+``mir.importlinter.cached_contracts``), else runs the linter, and prints exactly what
+the typer command prints (errors included); anything else (``--help``, an unknown or
+invalid option, ``--watch``, ``--update-baseline``) returns None and the typer command
+runs as usual.
 """
 
 from __future__ import annotations
