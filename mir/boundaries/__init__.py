@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mir.boundaries.findings import Finding
     from mir.boundaries.formats import render
     from mir.boundaries.imports import ImportRef, extract_imports_ast, resolve_relative
-    from mir.boundaries.replay import replay_report
+    from mir.boundaries.replay import cache_folder, replay_report
     from mir.boundaries.report import BaselineEntry, LintReport, LintStats
     from mir.boundaries.rules import RuleInfo, all_rules, rule_for
     from mir.boundaries.scan import check_syntax, decode_source, extract_imports
@@ -31,6 +31,7 @@ _WHERE = {
     "extract_imports_ast": "imports",
     "resolve_relative": "imports",
     "replay_report": "replay",
+    "cache_folder": "replay",
     "BaselineEntry": "report",
     "LintReport": "report",
     "LintStats": "report",
@@ -56,6 +57,7 @@ __all__ = [
     "LintStats",
     "RuleInfo",
     "all_rules",
+    "cache_folder",
     "check_syntax",
     "decode_source",
     "extract_imports",

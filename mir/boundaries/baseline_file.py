@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from mir.boundaries.report import BaselineEntry
-from mir.errors import ConfigError
+from mir.errors import ConfigError, UsageError
 
 BASELINE_VERSION = 1
 
@@ -22,9 +22,21 @@ class JsonBaselineFile:
     def location(self) -> str:
         return self._shown
 
-    def load(self) -> list[BaselineEntry] | None:
+    def ensure_exists(self) -> None:
+        """``UsageError`` naming the path when there is no such file."""
         if not self.path.is_file():
-            return None
+            raise UsageError(
+                "baseline file not found",
+                where=self._shown,
+                hint="check the path, or create it with --update-baseline",
+            )
+
+    def load(self) -> list[BaselineEntry]:
+        """The recorded entries. A missing file is an error, not an empty baseline: a
+        misspelled path would otherwise silently fail every known finding (or, in a
+        pipeline that tolerates exit 1, hide that the baseline is not applied at all);
+        ``--update-baseline`` writes the file before it is loaded."""
+        self.ensure_exists()
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             return [

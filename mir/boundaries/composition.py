@@ -199,6 +199,8 @@ def lint_boundaries(
     if baseline_path is not None:
         shown = baseline_path.as_posix()
         baseline = JsonBaselineFile(baseline_path, shown)
+        if not options.update_baseline:
+            baseline.ensure_exists()  # before the work, not after it
     workers = options.workers if options.workers is not None else (os.cpu_count() or 1)
     parse = _overlapping_parser(workers)
     if binary is not None:

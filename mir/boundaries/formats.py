@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from mir import __version__
+from mir.boundaries.findings import Finding
 from mir.boundaries.report import LintReport
 
 if TYPE_CHECKING:  # the rule catalogue loads only for SARIF: a cached run never needs it
@@ -28,10 +29,18 @@ def render(report: LintReport, fmt: str) -> str:
     return renderers[fmt](report)
 
 
+def _located(finding: Finding) -> dict[str, object]:
+    """A finding as JSON: ``column`` counts from 1, as in the text, SARIF and GitHub
+    formats and in ruff's JSON (``Finding.column`` is ``ast``'s 0-based offset)."""
+    data = finding.as_dict()
+    data["column"] = finding.column + 1
+    return data
+
+
 def render_json(report: LintReport) -> str:
     payload = {
-        "findings": [finding.as_dict() for finding in report.findings],
-        "baselined": [finding.as_dict() for finding in report.baselined],
+        "findings": [_located(finding) for finding in report.findings],
+        "baselined": [_located(finding) for finding in report.baselined],
         "stale": [entry.as_dict() for entry in report.stale],
         "summary": report.summary(),
     }

@@ -13,14 +13,16 @@ last full run saw, so a replay checks exactly those inputs and nothing else:
 * this linter's own version and the Python version (the cache file's header), and the
   syntax checker (ruff's binary, when ruff checks syntax).
 
-Anything else (a changed input, no record, import-linter contracts, an unreadable file)
-returns None and the caller runs the linter, which reports errors the usual way.
+Import-linter verdicts are replayed by their own cache (``mir.importlinter``) and passed
+in. Anything else (a changed input, no record, an unreadable file) returns None and the
+caller runs the linter, which reports errors the usual way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING
 from mir.boundaries.application import digest_files, finish_report, inputs_key
 from mir.boundaries.cache import FileParseCache
 from mir.boundaries.files import FileSystemSource
+from mir.boundaries.findings import Finding
 from mir.boundaries.report import LintReport, LintStats
 from mir.errors import MirUserError
 
@@ -97,11 +100,33 @@ def _cache_dir_setting(data: bytes | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _folder(root: Path, data: bytes | None) -> Path | None:
+    setting = _cache_dir_setting(data)
+    return None if setting is None else root / setting
+
+
+def cache_folder(root: Path) -> Path | None:
+    """The cache folder ``[tool.mir.lint] cache_dir`` names for the project in ``root``,
+    read without validating the settings; None when that cannot be told cheaply."""
+    pyproject = root / "pyproject.toml"
+    try:
+        data = pyproject.read_bytes() if pyproject.is_file() else None
+    except OSError:
+        return None
+    return _folder(root.resolve(), data)
+
+
 def replay_report(
-    root: Path, cache_dir: Path | None = None, baseline: Path | None = None
+    root: Path,
+    cache_dir: Path | None = None,
+    baseline: Path | None = None,
+    extra_findings: Iterable[Finding] = (),
+    require_capabilities: bool = True,
 ) -> LintReport | None:
     """The report a full run would give, from the cache, when nothing the last full run
-    depended on has changed; None otherwise (then run ``lint_boundaries``)."""
+    depended on has changed; None otherwise (then run ``lint_boundaries``).
+    ``extra_findings`` and ``require_capabilities`` are ``lint_boundaries``' (the
+    import-linter verdicts, replayed by their own cache)."""
     from mir.boundaries.baseline_file import JsonBaselineFile
 
     started = time.perf_counter()
@@ -111,11 +136,9 @@ def replay_report(
         data = pyproject.read_bytes() if pyproject.is_file() else None
     except OSError:
         return None
+    cache_dir = cache_dir or _folder(root, data)
     if cache_dir is None:
-        setting = _cache_dir_setting(data)
-        if setting is None:
-            return None
-        cache_dir = root / setting
+        return None
     cache = FileParseCache(cache_dir)
     if cache.replay is None:
         return None
@@ -124,7 +147,11 @@ def replay_report(
         recorded_pyproject, capabilities, exclude, baseline_setting, required, mode, tag = config
     except ValueError:  # recorded by an older mir
         return None
-    if recorded_pyproject != _digest(data) or not required or not _same_checker(mode, tag):
+    if (
+        recorded_pyproject != _digest(data)
+        or required != require_capabilities
+        or not _same_checker(mode, tag)
+    ):
         return None
     source = FileSystemSource(root, capabilities, required)
     try:
@@ -148,6 +175,6 @@ def replay_report(
         cached=len(layout.files),
     )
     try:
-        return finish_report(rows, (), store, False, stats, started)
+        return finish_report(rows, extra_findings, store, False, stats, started)
     except MirUserError:  # e.g. a damaged baseline: the full run reports it properly
         return None

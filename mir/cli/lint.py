@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.lint_direct import contract_findings, default_root, lint_project, render_text
+from mir.cli.lint_direct import (
+    cache_folder_for,
+    contract_findings,
+    default_root,
+    lint_project,
+    render_text,
+)
 from mir.cli.output import console
 
 if TYPE_CHECKING:
@@ -52,7 +58,6 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of {', '.join(FORMATS)}")
         if watch and fmt != "text":
             raise UsageError("--watch renders text only", hint="drop --format or --watch")
-        root = root if root is not None else default_root()
         options = LintOptions(
             use_cache=not no_cache,
             cache_dir=cache_dir.resolve() if cache_dir else None,
@@ -60,7 +65,7 @@ def register(app: typer.Typer) -> None:
             update_baseline=update_baseline,
         )
         if watch:
-            _watch(root, options, config)
+            _watch(root if root is not None else default_root(), options, config)
             raise typer.Exit(0)
         report = lint_project(root, options, config)
         if fmt == "text":
@@ -73,38 +78,88 @@ def register(app: typer.Typer) -> None:
 
     @lint.command("rules")
     def rules_command() -> None:
-        """List every rule with its code."""
+        """List every rule with its code (mir's rules, then the import-linter contracts)."""
+        import sys
+
+        header = ("code", "name", "what it checks")
+        if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
+            for row in (header, *_catalogue()):
+                typer.echo("\t".join(row))
+            return
         from rich.table import Table
 
-        from mir.boundaries import all_rules
-
-        table = Table("code", "name", "what it checks", box=None, pad_edge=False)
-        for rule in all_rules():
-            table.add_row(rule.code, rule.name, rule.summary)
+        table = Table(*header, box=None, pad_edge=False)
+        for row in _catalogue():
+            table.add_row(*row)
         console().print(table)
 
     @lint.command("explain")
     def explain_command(
-        code: str = typer.Argument(help="A rule code or name, e.g. MIR101."),
+        code: str = typer.Argument(help="A rule code or name, e.g. MIR101 or IL001."),
     ) -> None:
-        """Print a rule's documentation."""
-        from rich.markdown import Markdown
+        """Print a rule's documentation (full lines when the output is not a terminal)."""
+        import sys
 
-        from mir.boundaries import rule_for
         from mir.errors import UsageError
 
-        rule = rule_for(code)
-        if rule is None:
+        doc = _doc_for(code)
+        if doc is None:
             raise UsageError(f"no rule '{code}'", hint="`mir lint rules` lists them")
-        console().print(Markdown(f"# {rule.doc}"))
+        if not sys.stdout.isatty():  # piped: the Markdown as written, no 80-column cut
+            typer.echo(doc.rstrip())
+            return
+        from rich.markdown import Markdown
+
+        console().print(Markdown(f"# {doc}"))
+
+
+def _contract_rules() -> list[tuple[str, str, str]]:
+    """(code, name, summary) of the import-linter contract codes, from their docs'
+    first line ("IL001 importlinter-layers: a lower layer reaches a higher one.")."""
+    from mir.importlinter import RULE_DOCS
+
+    rows = []
+    for code, doc in RULE_DOCS.items():
+        head = doc.split("\n", 1)[0]
+        name, _, summary = head.removeprefix(f"{code} ").partition(": ")
+        rows.append((code, name, summary.rstrip(".")))
+    return rows
+
+
+def _catalogue() -> list[tuple[str, str, str]]:
+    from mir.boundaries import all_rules
+
+    own = [(rule.code, rule.name, rule.summary) for rule in all_rules()]
+    return own + _contract_rules()
+
+
+def _doc_for(code: str) -> str | None:
+    """The documentation of a mir rule or an import-linter contract code, by code or name."""
+    from mir.boundaries import rule_for
+
+    rule = rule_for(code)
+    if rule is not None:
+        return rule.doc
+    from mir.importlinter import RULE_DOCS
+
+    wanted = code.strip().upper()
+    for il_code, name, _ in _contract_rules():
+        if wanted in (il_code, name.upper()):
+            return RULE_DOCS[il_code]
+    return None
 
 
 def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
     import time
 
     from mir.boundaries import watch_boundaries
+    from mir.errors import MirUserError
 
     out = console()
+    try:
+        folder = cache_folder_for(root, options)
+    except MirUserError:
+        folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
         out.clear()
@@ -126,5 +181,6 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         options,
         show,
         show_error,
-        extra_findings=lambda: contract_findings(root, config),
+        extra_findings=lambda: contract_findings(root, config, folder),
+        extra_files=[config] if config is not None else [],
     )

@@ -4,10 +4,12 @@ A warm run of an unchanged project needs ~30 ms of work, but importing typer and
 it build pydantic type adapters for the options costs ~150 ms more (and a cold run pays
 it too). So the console script first offers the arguments to ``direct_command``: when
 they are a plain ``lint boundaries`` invocation that it fully understands, it replays
-the cached findings if they are still valid (``mir.boundaries.replay_report``), else
-runs the linter, and prints exactly what the typer command prints (errors included);
-anything else (``--help``, an unknown or invalid option, ``--watch``,
-``--update-baseline``, ``--config``) returns None and the typer command runs as usual.
+the cached findings if they are still valid (``mir.boundaries.replay_report``, with the
+import-linter verdicts of ``--config`` or the project's own config replayed by
+``mir.importlinter.cached_contracts``), else runs the linter, and prints exactly what
+the typer command prints (errors included); anything else (``--help``, an unknown or
+invalid option, ``--watch``, ``--update-baseline``) returns None and the typer command
+runs as usual.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ if TYPE_CHECKING:
 
 IMPORTLINTER_FILES = (".importlinter", "setup.cfg", "pyproject.toml")
 FORMATS = ("text", "json", "sarif", "github", "junit")  # mir.boundaries.FORMATS (test-held)
-_VALUED = {"--format": "fmt", "-f": "fmt", "--cache-dir": "cache_dir", "--baseline": "baseline"}
+_VALUED = {
+    "--format": "fmt",
+    "-f": "fmt",
+    "--cache-dir": "cache_dir",
+    "--baseline": "baseline",
+    "--config": "config",
+}
 
 
 def might_have_contracts(root: Path) -> bool:
@@ -37,7 +45,8 @@ def might_have_contracts(root: Path) -> bool:
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str] | None:
-    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B] [--no-cache]``
+    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B] [--config C]
+    [--no-cache]``
     (each at most once, ``--opt=value`` too) as a dict; None for anything else."""
     if argv[:2] != ["lint", "boundaries"]:
         return None
@@ -95,17 +104,19 @@ def direct_command(argv: list[str]) -> int | None:
     root = Path(found["root"]) if "root" in found else None
     cache_dir = Path(found["cache_dir"]) if "cache_dir" in found else None
     baseline = Path(found["baseline"]) if "baseline" in found else None
+    config = Path(found["config"]) if "config" in found else None
     if (
         (root is not None and root.is_file())
         or (cache_dir is not None and cache_dir.is_file())
         or (baseline is not None and baseline.is_dir())
+        or (config is not None and config.is_dir())
     ):
         return None  # typer's own "is a file" / "is a directory" errors
     from mir.errors import MirUserError
 
     use_cache = "no_cache" not in found
     try:
-        report = _replay(root, cache_dir, baseline) if use_cache else None
+        report = _replay(root, cache_dir, baseline, config) if use_cache else None
         if report is None:
             from mir.boundaries import LintOptions
 
@@ -114,7 +125,7 @@ def direct_command(argv: list[str]) -> int | None:
                 cache_dir=cache_dir.resolve() if cache_dir is not None else None,
                 baseline=baseline.resolve() if baseline is not None else None,
             )
-            report = lint_project(root or default_root(), options, None)
+            report = lint_project(root, options, config)
     except MirUserError as exc:  # exactly what mir.cli.app.main prints
         from rich.markup import escape
 
@@ -135,34 +146,61 @@ def direct_command(argv: list[str]) -> int | None:
     return report.exit_code
 
 
-def _replay(root: Path | None, cache_dir: Path | None, baseline: Path | None) -> LintReport | None:
+def _replay(
+    root: Path | None, cache_dir: Path | None, baseline: Path | None, config: Path | None
+) -> LintReport | None:
+    """The cached report when nothing changed: the import-linter verdicts (replayed by
+    their own cache, or checked now) merged into the replayed boundary findings. None
+    when anything is in doubt: the full run decides, and reports errors its way."""
     root = root if root is not None else _project_root()
-    if root is None or not root.is_dir() or might_have_contracts(root):
+    if root is None or not root.is_dir():
         return None
-    from mir.boundaries import replay_report
+    from mir.boundaries import cache_folder, replay_report
 
-    return replay_report(
+    folder = cache_dir.resolve() if cache_dir is not None else cache_folder(root)
+    if folder is None:
+        return None
+    if config is None and not might_have_contracts(root):
+        contracts = None
+    else:
+        # checked once: the full run would give the same verdicts, and warn again;
+        # errors are raised here, as the full run raises them
+        contracts = contract_findings(root, config, folder)
+    report = replay_report(
         root,
-        cache_dir.resolve() if cache_dir is not None else None,
+        folder,
         baseline.resolve() if baseline is not None else None,
+        contracts or (),
+        require_capabilities=contracts is None,
     )
+    if report is not None or contracts is None:
+        return report
+    from mir.boundaries import LintOptions, lint_boundaries
+
+    options = LintOptions(
+        cache_dir=folder, baseline=baseline.resolve() if baseline is not None else None
+    )
+    return lint_boundaries(root, options, contracts, require_capabilities=False)
 
 
-def contract_findings(root: Path, config: Path | None) -> list[Finding] | None:
+def contract_findings(
+    root: Path, config: Path | None, cache_dir: Path | None = None
+) -> list[Finding] | None:
     """Findings of import-linter contracts (``--config`` or found in ``root``), or None
-    when there is no import-linter configuration. Composed here, not in boundaries:
+    when there is no import-linter configuration; through the cache in ``cache_dir``
+    (None: no cache). Composed here, not in boundaries:
     ``importlinter`` depends on ``boundaries``, so the reverse import would be a cycle."""
     if config is None and not might_have_contracts(root):
         return None
     try:
-        from mir.importlinter import check_contracts
+        from mir.importlinter import cached_contracts
     except ImportError as exc:  # pragma: no cover - a build without the compatibility layer
         if config is not None:
             from mir.errors import UsageError
 
             raise UsageError("import-linter support is not installed", where=str(config)) from exc
         return None
-    return check_contracts(root, config, warn=_warn)
+    return cached_contracts(root, config, cache_dir, warn=_warn)
 
 
 def _warn(message: str) -> None:
@@ -184,15 +222,55 @@ def default_root() -> Path:
         return Path.cwd()
 
 
-def lint_project(root: Path, options: LintOptions, config: Path | None) -> LintReport:
+def lint_project(root: Path | None, options: LintOptions, config: Path | None) -> LintReport:
     """One run: import-linter contracts (if any) merged into the boundary findings, then
-    the baseline applied to both."""
+    the baseline applied to both. ``root`` None: the project around the current folder."""
     from mir.boundaries import lint_boundaries
 
-    contracts = contract_findings(root, config)
+    searched = root is None
+    root = root if root is not None else default_root()
+    contracts = contract_findings(root, config, cache_folder_for(root, options))
+    if contracts is None:
+        _require_project(root, searched)
     return lint_boundaries(
         root, options, extra_findings=contracts or (), require_capabilities=contracts is None
     )
+
+
+def _require_project(root: Path, searched: bool) -> None:
+    """Outside any mir project (no ``[tool.mir]``, no capabilities folder, no contracts)
+    say what every other command says, not that a default folder is missing."""
+    import tomllib
+
+    from mir.boundaries import load_lint_project
+    from mir.errors import ConfigError
+
+    project, _ = load_lint_project(root)
+    if (project.root / project.settings.capabilities).is_dir():
+        return
+    try:
+        tool = tomllib.loads(project.pyproject.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        tool = {}
+    if isinstance(tool, dict) and "mir" in tool:
+        return  # a project whose capabilities folder is missing: lint says which
+    where = f"{project.root} or any parent" if searched else str(project.root)
+    raise ConfigError(
+        f"no mir project found in {where} (no pyproject.toml with [tool.mir])",
+        hint="run `mir init` first, or pass the project folder",
+    )
+
+
+def cache_folder_for(root: Path, options: LintOptions) -> Path | None:
+    """Where the boundaries cache lives (the import-linter cache sits next to it)."""
+    if not options.use_cache:
+        return None
+    if options.cache_dir is not None:
+        return options.cache_dir
+    from mir.boundaries import load_lint_project
+
+    project, settings = load_lint_project(root)
+    return project.root / settings.cache_dir
 
 
 def render_text(report: LintReport) -> None:

@@ -1,8 +1,32 @@
 """import-linter compatibility: read ``.importlinter`` / ``setup.cfg`` / ``pyproject.toml``
-contracts and give the same kept/broken verdicts as ``lint-imports`` (public interface)."""
+contracts and give the same kept/broken verdicts as ``lint-imports`` (public interface).
 
-from mir.importlinter.application import ContractResult
-from mir.importlinter.domain.rules import RULE_DOCS
-from mir.importlinter.entrypoints import check_contracts, evaluate
+Names resolve lazily (PEP 562): replaying cached verdicts (``cached_contracts``) must
+not import the contract models (pydantic) or the scanner.
+"""
 
-__all__ = ["RULE_DOCS", "ContractResult", "check_contracts", "evaluate"]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mir.importlinter.application import ContractResult
+    from mir.importlinter.domain.rules import RULE_DOCS
+    from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
+
+_WHERE = {
+    "ContractResult": "application",
+    "RULE_DOCS": "domain.rules",
+    "cached_contracts": "entrypoints",
+    "check_contracts": "entrypoints",
+    "evaluate": "entrypoints",
+}
+
+__all__ = ["RULE_DOCS", "ContractResult", "cached_contracts", "check_contracts", "evaluate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(f"mir.importlinter.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'mir.importlinter' has no attribute {name!r}")

@@ -25,7 +25,10 @@ def test_broken_contracts_exit_1_with_their_findings_as_json(run_mir, tmp_path: 
 
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)["findings"]
-    expected = [asdict(f) for r in evaluate(tree, config) for f in r.findings]
+    # JSON columns count from 1 (Finding.column is 0-based, like ast's)
+    expected = [
+        {**asdict(f), "column": f.column + 1} for r in evaluate(tree, config) for f in r.findings
+    ]
     assert sorted(map(json.dumps, findings)) == sorted(map(json.dumps, expected))
     assert {f["contract"] for f in findings} == {
         "Tangled layers broken through a lazy import chain",

@@ -68,3 +68,33 @@ def test_a_corrupt_baseline_is_a_config_error(run_mir, tree: Path) -> None:
     result = run_mir("lint", "boundaries", str(tree), "--no-cache", "--baseline", str(baseline))
     assert result.returncode == 2
     assert "baseline" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_missing_baseline_file_is_a_usage_error(run_mir, tree: Path, cached: bool) -> None:
+    cache = ("--cache-dir", str(tree.parent / "cache")) if cached else ("--no-cache",)
+    missing = tree / "lint-baselin.json"  # a typo of lint-baseline.json
+    if cached:  # a warm cache must not hide it either
+        assert run_mir("lint", "boundaries", str(tree), *cache).returncode == 1
+    result = run_mir("lint", "boundaries", str(tree), *cache, "--baseline", str(missing))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert f"{missing.as_posix()}: baseline file not found" in result.stderr
+
+    created = run_mir(
+        "lint", "boundaries", str(tree), *cache, "--baseline", str(missing), "--update-baseline"
+    )
+    assert created.returncode == 0 and missing.is_file()
+
+
+def test_a_missing_baseline_setting_is_a_usage_error(run_mir, tree: Path) -> None:
+    pyproject = tree / "pyproject.toml"
+    setting = '[tool.mir.lint]\nbaseline = "nope.json"\n'
+    text = pyproject.read_text().replace("[tool.mir.lint]\n", setting)
+    pyproject.write_text(text)
+    result = run_mir("lint", "boundaries", str(tree))
+    assert result.returncode == 2
+    assert f"{(tree / 'nope.json').as_posix()}: baseline file not found" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert run_mir("lint", "boundaries", str(tree), "--update-baseline").returncode == 0
+    assert run_mir("lint", "boundaries", str(tree)).returncode == 0  # now it is applied

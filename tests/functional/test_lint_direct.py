@@ -74,6 +74,25 @@ def test_errors_without_typer_are_the_typer_commands(tmp_path: Path) -> None:
     assert "syntax_errors" in typer_run.stderr
 
 
+@pytest.mark.parametrize("where", ["option", "setting"])
+def test_a_missing_baseline_is_the_same_error_without_typer(tmp_path: Path, where: str) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    args: tuple[str, ...] = ("lint", "boundaries")
+    if where == "option":
+        args += ("--baseline", "lint-baselin.json")
+    else:
+        pyproject = tree / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text() + '\n[tool.mir.lint]\nbaseline = "b.json"\n')
+    for _ in range(2):  # cold, then with a warm cache
+        direct = _run(_SCRIPT, *args, cwd=tree)
+        typer_run = _run(_TYPER, *args, cwd=tree)
+        assert direct.returncode == typer_run.returncode == 2
+        assert direct.stdout == typer_run.stdout == ""
+        assert direct.stderr.replace("FULL", "").strip() == typer_run.stderr.strip()
+        assert "baseline file not found" in typer_run.stderr
+
+
 def test_a_changed_file_is_linted_and_an_unknown_option_goes_to_typer(tmp_path: Path) -> None:
     tree = tmp_path / "shop"
     shutil.copytree(FIXTURES / "MIR105", tree)
@@ -89,14 +108,28 @@ def test_a_changed_file_is_linted_and_an_unknown_option_goes_to_typer(tmp_path: 
     assert bad_format.returncode == 2 and "unknown --format 'yaml'" in bad_format.stderr
 
 
-def test_import_linter_contracts_are_never_replayed(tmp_path: Path) -> None:
-    tree = tmp_path / "shop"
+def test_import_linter_contracts_are_replayed_with_the_rules(tmp_path: Path) -> None:
+    tree, twin = tmp_path / "shop", tmp_path / "twin"
     shutil.copytree(FIXTURES / "MIR105", tree)
-    (tree / ".importlinter").write_text(
+    contract = (
         "[importlinter]\nroot_package = capabilities\n\n"
         "[importlinter:contract:one]\nname = audit is independent\ntype = independence\n"
         "modules =\n    capabilities.audit\n    capabilities.billing\n"
     )
-    _run(_SCRIPT, "lint", "boundaries", cwd=tree)
+    (tree / ".importlinter").write_text(contract)
+    shutil.copytree(tree, twin)
+    cold = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
+    assert cold.stderr.strip().endswith("FULL")
     again = _run(_SCRIPT, "lint", "boundaries", cwd=tree)
-    assert again.stderr.strip().endswith("FULL")  # contracts are checked every run
+    assert again.stderr.strip() == "REPLAY"  # rules and contracts: nothing parsed
+    typer_run = _run(_TYPER, "lint", "boundaries", "--no-cache", cwd=twin)
+    assert (again.returncode, again.stdout) == (typer_run.returncode, typer_run.stdout)
+    assert "MIR105" in again.stdout
+
+
+def test_outside_a_project_both_paths_say_the_same(tmp_path: Path) -> None:
+    direct = _run(_SCRIPT, "lint", "boundaries", cwd=tmp_path)
+    typer_run = _run(_TYPER, "lint", "boundaries", cwd=tmp_path)
+    assert direct.returncode == typer_run.returncode == 2
+    assert direct.stderr.replace("FULL", "").strip() == typer_run.stderr.strip()
+    assert "no mir project found" in typer_run.stderr

@@ -159,7 +159,7 @@ def test_unknown_format_and_missing_capabilities_are_usage_errors(run_mir, tmp_p
     result = run_mir("lint", "boundaries", str(tmp_path), "--format", "xml")
     assert result.returncode == 2 and "--format" in result.stderr
     result = run_mir("lint", "boundaries", str(tmp_path), "--no-cache")
-    assert result.returncode == 2 and "capabilities folder" in result.stderr
+    assert result.returncode == 2 and "no mir project found" in result.stderr
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:

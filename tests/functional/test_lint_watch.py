@@ -1,5 +1,6 @@
-"""``--watch``: lints at start, re-lints on save (re-parsing only what changed), and
-Ctrl-C exits 0."""
+"""``--watch``: lints at start, re-lints on save (re-parsing only what changed), rests
+when nothing is written (its own reads and cache writes never start a run), and Ctrl-C
+exits 0."""
 
 from __future__ import annotations
 
@@ -57,6 +58,54 @@ def test_watch_relints_on_save_and_ctrl_c_exits_zero(tmp_path: Path) -> None:
         second = _wait_for(lines, "watching")
         assert any("MIR103" in line and "audit" in line for line in second)
         assert any("re-parsed 1, cached 7" in line for line in second)
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0
+
+
+def _drain(lines: queue.Queue[str], seconds: float) -> list[str]:
+    """Every line printed during the next ``seconds``."""
+    seen: list[str] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            seen.append(lines.get(timeout=left))
+        except queue.Empty:
+            break
+    return seen
+
+
+def test_watch_rests_until_a_file_is_written(tmp_path: Path) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(  # with the default cache: its writes must not count
+        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
+    )
+    reader.start()
+    try:
+        _wait_for(lines, "watching")
+        for path in tree.rglob("*"):  # reads (opened / closed_no_write) are not edits
+            if path.is_file():
+                path.read_bytes()
+        idle = _drain(lines, 3)
+        assert not [line for line in idle if "watching" in line], idle
+
+        domain = tree / "capabilities" / "audit" / "domain.py"
+        domain.write_text(domain.read_text() + "\nimport json\n")
+        (tree / "notes.txt").write_text("not read by lint\n")
+        _wait_for(lines, "watching")
+        after = _drain(lines, 3)
+        assert not [line for line in after if "watching" in line], after
     finally:
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=30)

@@ -20,25 +20,42 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from mir.errors import ConfigError
-from mir.importlinter.domain.contracts import Session
 from mir.importlinter.domain.graph import ImportGraph, SourceGraph
+
+if TYPE_CHECKING:  # a replay of cached verdicts locates packages without pydantic
+    from mir.importlinter.domain.contracts import Session
 
 # (source, module name, is_package) -> refs with .module, .names, .line, .type_checking,
 # .beyond_top -- the shape of mir.boundaries.ImportRef
 Extractor = Callable[[bytes, str, bool], Iterable]
+# (root package, its folder, module -> file, namespace modules): what a scan walked
+Located = tuple[str, Path, dict[str, Path], set[str]]
+
+
+class RefsCache(Protocol):
+    def refs(self, path: Path, module: str, is_package: bool, extract: Extractor) -> Iterable:
+        """The imports of ``path``, by its content: extracted only when unknown."""
+        ...
 
 
 class SourceScanner:
     """The production ``GraphBuilder``: root packages found on disk, imports extracted
-    from source text by ``extract`` (mir.boundaries' fast extractor by default)."""
+    from source text by ``extract`` (mir.boundaries' fast extractor by default), through
+    ``cache`` when given. ``located`` and ``search_dirs`` keep what the last build
+    walked, so the caller can key a result cache on exactly those files."""
 
-    def __init__(self, extract: Extractor) -> None:
+    def __init__(self, extract: Extractor, cache: RefsCache | None = None) -> None:
         self.extract = extract
+        self.cache = cache
+        self.located: list[Located] = []
+        self.search_dirs: list[Path] = []
 
     def build(self, session: Session, search_dirs: list[Path]) -> SourceGraph:
-        return build_graph(session, search_dirs, self.extract)
+        self.located, self.search_dirs = [], list(search_dirs)
+        return build_graph(session, search_dirs, self.extract, self.cache, self.located)
 
 
 def locate_package(name: str, search_dirs: Iterable[Path]) -> Path:
@@ -86,41 +103,57 @@ def _on_sys_path(name: str) -> Path | None:
 
 
 def find_modules(name: str, directory: Path) -> tuple[dict[str, Path], set[str]]:
-    """(module -> file, namespace modules) of the package at ``directory``, like grimp."""
+    """(module -> file, namespace modules) of the package at ``directory``, like grimp.
+    (Folder names are handled as strings: a replay of cached verdicts walks the whole
+    tree, and ``Path`` arithmetic per folder was most of its time.)"""
     files: dict[str, Path] = {}
-    candidate_namespaces: list[Path] = []
-    portions: list[Path] = []
-    for dirpath_text, dirs, filenames in os.walk(directory):
-        dirpath = Path(dirpath_text)
-        if any(dirpath == p or p in dirpath.parents for p in portions):
+    candidate_namespaces: list[tuple[str, ...]] = []
+    portions: list[str] = []  # folders of regular packages, with a trailing separator
+    with_modules: set[tuple[str, ...]] = set()  # folders that hold a module file
+    base = str(directory)
+    for dirpath, dirs, filenames in os.walk(base):
+        inside = dirpath + os.sep
+        relative = tuple(os.path.relpath(dirpath, base).split(os.sep)) if dirpath != base else ()
+        if any(inside.startswith(portion) for portion in portions):
             if "__init__.py" not in filenames:
                 dirs.clear()  # an orphan folder inside a regular package: not importable
                 continue
         elif "__init__.py" in filenames:
-            portions.append(dirpath)
+            portions.append(inside)
         else:
-            candidate_namespaces.append(dirpath)
+            candidate_namespaces.append(relative)
         dirs[:] = sorted(d for d in dirs if d.isidentifier())
+        folder = Path(dirpath)
         for filename in filenames:
             if filename.startswith(".") or not filename.endswith(".py") or filename.count(".") > 1:
                 continue
-            parts = [*dirpath.relative_to(directory).parts, filename[:-3]]
+            parts = [*relative, filename[:-3]]
             if parts[-1] == "__init__":
                 parts.pop()
-            files[".".join([name, *parts])] = dirpath / filename
-    namespaces = {
-        ".".join([name, *ns.relative_to(directory).parts])
+            files[".".join([name, *parts])] = folder / filename
+            with_modules.add(relative)
+    namespaces = {  # a namespace folder counts when some module file lies below it
+        ".".join([name, *ns])
         for ns in candidate_namespaces
-        if any(ns in path.parents for path in files.values())
+        if any(held[: len(ns)] == ns for held in with_modules)
     }
     return files, namespaces
 
 
-def build_graph(session: Session, search_dirs: list[Path], extract: Extractor) -> SourceGraph:
+def build_graph(
+    session: Session,
+    search_dirs: list[Path],
+    extract: Extractor,
+    cache: RefsCache | None = None,
+    located: list[Located] | None = None,
+) -> SourceGraph:
     found: dict[str, Path] = {}
     namespaces: set[str] = set()
     for root in session.root_packages:
-        files, root_namespaces = find_modules(root, locate_package(root, search_dirs))
+        directory = locate_package(root, search_dirs)
+        files, root_namespaces = find_modules(root, directory)
+        if located is not None:
+            located.append((root, directory, files, root_namespaces))
         found.update(files)
         namespaces |= root_namespaces
     graph = ImportGraph()
@@ -131,7 +164,10 @@ def build_graph(session: Session, search_dirs: list[Path], extract: Extractor) -
     for module, path in sorted(found.items()):
         is_package = path.name == "__init__.py"
         try:
-            refs = extract(path.read_bytes(), module, is_package)
+            if cache is not None:
+                refs = cache.refs(path, module, is_package, extract)
+            else:
+                refs = extract(path.read_bytes(), module, is_package)
         except SyntaxError as exc:
             raise ConfigError(
                 f"cannot parse: {exc.msg}",

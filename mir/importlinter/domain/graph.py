@@ -34,6 +34,11 @@ class ImportGraph:
         self._imports: dict[str, dict[str, list[int]]] = {}
         self._children: dict[str, set[str]] | None = None
         self._descendants: dict[str, set[str]] | None = None
+        # After copy(), both graphs share the per-importer maps until one writes to a
+        # map (copy-on-write): every contract gets a copy, few remove anything, and a
+        # deep copy per contract was a third of checking a 4,000-module tree.
+        self._shared = False
+        self._owned: set[str] = set()
 
     # ------------------------------------------------------------------ building
     def add_module(self, module: str, *, squashed: bool = False) -> None:
@@ -42,24 +47,41 @@ class ImportGraph:
             self.squashed.add(module)
         self._children = self._descendants = None
 
+    def _writable(self, importer: str) -> dict[str, list[int]]:
+        targets = self._imports.get(importer)
+        if targets is None:
+            targets = self._imports[importer] = {}
+        elif self._shared and importer not in self._owned:
+            targets = self._imports[importer] = {i: list(ls) for i, ls in targets.items()}
+        if self._shared:
+            self._owned.add(importer)
+        return targets
+
     def add_import(self, importer: str, imported: str, line: int) -> None:
-        self.add_module(importer)
+        if importer not in self.modules:
+            self.add_module(importer)
         if imported not in self.modules:
             self.add_module(imported)
-        self._imports.setdefault(importer, {}).setdefault(imported, []).append(line)
+        self._writable(importer).setdefault(imported, []).append(line)
 
     def remove_import(self, importer: str, imported: str) -> None:
-        self._imports.get(importer, {}).pop(imported, None)
+        if imported in self._imports.get(importer, ()):
+            self._writable(importer).pop(imported)
 
     def copy(self) -> ImportGraph:
         clone = ImportGraph()
         clone.modules = set(self.modules)
         clone.squashed = set(self.squashed)
-        clone._imports = {k: {i: list(ls) for i, ls in v.items()} for k, v in self._imports.items()}
+        clone._imports = dict(self._imports)
+        # the hierarchy indexes depend on the modules only (add_module resets them):
+        # built once here, shared by every copy, never changed in place
+        clone._children, clone._descendants = self._child_index(), self._descendant_index()
+        for graph in (self, clone):
+            graph._shared, graph._owned = True, set()
         return clone
 
     # ------------------------------------------------------------------ hierarchy
-    def find_children(self, module: str) -> set[str]:
+    def _child_index(self) -> dict[str, set[str]]:
         if self._children is None:
             children: dict[str, set[str]] = {}
             for name in self.modules:
@@ -67,11 +89,9 @@ class ImportGraph:
                 if dot:
                     children.setdefault(parent, set()).add(name)
             self._children = children
-        return set(self._children.get(module, ()))
+        return self._children
 
-    def find_descendants(self, module: str) -> set[str]:
-        if module in self.squashed:
-            return set()
+    def _descendant_index(self) -> dict[str, set[str]]:
         if self._descendants is None:
             # every dotted prefix -> the modules below it (prefixes need not be modules)
             index: dict[str, set[str]] = {}
@@ -80,7 +100,15 @@ class ImportGraph:
                 for end in range(1, len(parts)):
                     index.setdefault(".".join(parts[:end]), set()).add(name)
             self._descendants = index
-        return set(self._descendants.get(module, ()))
+        return self._descendants
+
+    def find_children(self, module: str) -> set[str]:
+        return set(self._child_index().get(module, ()))
+
+    def find_descendants(self, module: str) -> set[str]:
+        if module in self.squashed:
+            return set()
+        return set(self._descendant_index().get(module, ()))
 
     def with_descendants(self, module: str) -> set[str]:
         return {module} | self.find_descendants(module)

@@ -136,6 +136,7 @@ def test_the_cli_knows_every_format() -> None:
         ),
         (["lint", "boundaries", "--format", "sarif"], {"fmt": "sarif"}),
         (["lint", "boundaries", "--no-cache"], {"no_cache": "1"}),
+        (["lint", "boundaries", "--config", "x.ini"], {"config": "x.ini"}),
     ],
 )
 def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> None:
@@ -151,7 +152,7 @@ def test_plain_invocations_are_replayable(argv: list[str], expected: dict) -> No
         ["lint", "boundaries", "--watch"],
         ["lint", "boundaries", "--no-cache", "--no-cache"],
         ["lint", "boundaries", "--update-baseline"],
-        ["lint", "boundaries", "--config", "x.ini"],
+        ["lint", "boundaries", "--config", "x.ini", "--config=y.ini"],
         ["lint", "boundaries", "a", "b"],
         ["lint", "boundaries", "-f", "json", "-f", "text"],
         ["lint", "boundaries", "--format"],

@@ -82,3 +82,20 @@ def test_children_and_descendants_skip_squashed_externals() -> None:
     assert graph.find_children("p") == {"p.a", "p.qux"}
     assert graph.find_descendants("p.a.b") == {"p.a.b.c", "p.a.b.qux"}
     assert graph.find_descendants("requests") == set()
+
+
+def test_copies_share_nothing_they_change() -> None:
+    graph = ImportGraph()
+    graph.add_import("app.a", "app.b", 1)
+    graph.add_import("app.a", "app.c", 2)
+    graph.add_import("app.b", "app.c", 3)
+    first, second = graph.copy(), graph.copy()
+    first.remove_import("app.a", "app.b")
+    second.add_import("app.a", "app.b", 9)
+    graph.add_import("app.b", "app.c", 4)
+    assert sorted(first.direct_imports()) == [("app.a", "app.c"), ("app.b", "app.c")]
+    assert second.lines("app.a", "app.b") == [1, 9] and second.lines("app.b", "app.c") == [3]
+    assert graph.lines("app.a", "app.b") == [1] and graph.lines("app.b", "app.c") == [3, 4]
+    assert first.find_descendants("app") == {"app.a", "app.b", "app.c"}
+    first.add_module("app.d")  # a new module: this copy's hierarchy only
+    assert "app.d" in first.find_children("app") and "app.d" not in graph.find_children("app")
