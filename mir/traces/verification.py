@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     import duckdb
 
 
+ROWS_PER_CHECK = 500_000
+
+
 @dataclass
 class _Run:
     breaks: list[ChainBreak] = field(default_factory=list)
@@ -83,8 +86,7 @@ def verify_store(
     _check_log(log, run)
     new_compacted = _check_compacted(log, stored, state, adopted, run, db_path, con)
     if con is not None:
-        run.breaks.extend(check_rows(con, None if state is None else new_compacted))
-        run.checked += sum(stored[name][2] for name in (new_compacted if state else stored))
+        _check_all_rows(con, [n for n in (new_compacted if state else stored) if n], stored, run)
     verified_files = _check_files(files, heads, log, adopted, state, run)
     _check_missing(log, files, heads, stored, run)
     digest = hashlib.sha256(
@@ -115,6 +117,21 @@ def verify_store(
                 update={"notices": (*report.notices, "read-only store: progress not recorded")}
             )
     return report
+
+
+def _check_all_rows(
+    con: duckdb.DuckDBPyConnection, names: list[str], stored: dict[str, Any], run: _Run
+) -> None:
+    # A few hundred thousand rows at a time: the window over them is held in memory.
+    group: list[str] = []
+    rows = 0
+    for position, name in enumerate(sorted(names), 1):
+        group.append(name)
+        rows += stored[name][2]
+        if rows >= ROWS_PER_CHECK or position == len(names):
+            run.breaks.extend(check_rows(con, group))
+            run.checked += rows
+            group, rows = [], 0
 
 
 def _adopted(con: duckdb.DuckDBPyConnection | None) -> set[str]:
