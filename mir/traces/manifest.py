@@ -98,6 +98,18 @@ class Manifest:
         finally:
             os.close(fd)
 
+    def adopt_if_new(self, segments: list[str]) -> None:
+        """A store written before manifests existed: its segments are recorded as found
+        (``adopted``: no head record vouches for their length). Only when there is no
+        log at all, so deleting the log later never launders the database (see
+        ``compaction.adopt``); two processes racing here only repeat a record."""
+        if self.log_path.exists():
+            return
+        self.record(*({"op": "open", "segment": s, "adopted": True} for s in segments))
+        if not segments:  # still start the log: the store is manifest-era from now on
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.log_path.touch()
+
     def drop_head(self, segment: str) -> None:
         (self.heads_dir / f"{segment}.head").unlink(missing_ok=True)
 

@@ -86,6 +86,7 @@ class SegmentWriter:
         # Registered before it is visible: a verifier that lists a segment file always
         # finds its ``open`` record and its head record.
         try:
+            self.manifest.adopt_if_new([p.name for p in segment_files(self.folder)])
             self._head_fd = self.manifest.open_head(name, genesis(name))
             self.manifest.record({"op": "open", "segment": name}, fsync=self.fsync)
         except BaseException:

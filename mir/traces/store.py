@@ -146,7 +146,14 @@ class TraceStore:
         bodies = [stored_body(event, self._redactor) for event in events]
         with self._mutex:
             rotations = self._writer.rotations
-            self._writer.write(bodies)
+            try:
+                self._writer.write(bodies)
+            except OSError as exc:
+                raise TraceStoreError(
+                    f"cannot write traces ({exc.strerror})",
+                    where=str(exc.filename or self.segments_dir),
+                    hint="the trace folder must be writable for a decision to run",
+                ) from exc
             rotated = self._writer.rotations != rotations
         if rotated:
             self._compact_in_background()
@@ -388,6 +395,8 @@ class TraceStore:
                 con.close()
             return
         if self.segments_dir.is_dir():
+            if os.access(self.directory, os.W_OK):
+                self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
             self._auto_compact()
         for attempt in range(2):
             with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:

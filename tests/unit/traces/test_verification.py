@@ -84,3 +84,40 @@ def test_a_head_record_is_rewritten_in_place_after_each_append(tmp_path):
     assert store.manifest.heads() == {}  # folded into the manifest log at compaction
     [_, record] = store.manifest.read_log().compacted[name]
     assert (record["lines"], record["expected_lines"], record["loaded"]) == (6, 6, 6)
+
+
+def test_a_store_written_before_manifests_is_adopted_not_reported(tmp_path):
+    import shutil
+
+    folder = tmp_path / "traces"
+    with TraceStore(folder, environ={}) as store:
+        store.append(decision_flow("old-db"))
+    store.compact()
+    with TraceStore(folder, environ={}) as store:
+        store.append(decision_flow("old-file"))
+    # What an older mir left: no manifest, no head records, a database without 0004.
+    shutil.rmtree(folder / "manifest")
+    con = duckdb.connect(str(folder / "traces.duckdb"))
+    con.execute("DROP TABLE adopted")
+    con.execute("DELETE FROM _migrations WHERE name = '0004_create_adopted'")
+    con.close()
+    reader = TraceStore(folder, environ={})
+    report = reader.verify()
+    assert report.ok, report.breaks
+    assert report.lines == 6
+    assert reader.flow("old-file", verify=True)[0].step == "snapshot"
+    assert reader.flow("old-db", verify=True)
+
+
+def test_deleting_the_manifest_later_is_not_laundered_by_adoption(tmp_path):
+    import shutil
+
+    folder = tmp_path / "traces"
+    with TraceStore(folder, environ={}) as store:
+        store.append(decision_flow("f1"))
+    store.compact()
+    shutil.rmtree(folder / "manifest")
+    report = TraceStore(folder, environ={}).verify()
+    assert [b.problem for b in report.breaks] == [
+        "the database holds a segment the manifest never recorded"
+    ]
