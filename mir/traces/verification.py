@@ -189,6 +189,9 @@ def _check_compacted(
         if rows < record.get("loaded", rows):
             gone = record["loaded"] - rows
             run.broken(name, last or 0, f"{gone} line(s) removed from the database")
+        elif rows > record.get("loaded", rows):
+            added = rows - record["loaded"]
+            run.broken(name, last or 0, f"{added} line(s) added to the database")
         elif (last or 0, row_head) != (lines, head) and rows:
             run.broken(name, last or 0, "the segment's last lines in the database were changed")
         _check_expected(name, record, name in adopted or name in log.adopted, run)
@@ -324,7 +327,7 @@ def check_segments(
         if (
             (lines, head) != (record.get("lines"), record.get("head"))
             or (last or 0, row_head) != (lines, head)
-            or rows < record.get("loaded", rows)
+            or rows != record.get("loaded", rows)
         ):
             run.broken(name, last or 0, "lines were removed or changed in the database")
         _check_expected(name, record, name in adopted or name in log.adopted, run)
