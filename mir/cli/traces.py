@@ -201,11 +201,15 @@ def render_integrity(report: IntegrityReport) -> None:
     out = console()
     for notice in report.notices:
         out.print(f"note: {notice}", markup=False, highlight=False)
-    scope = "every line re-hashed" if report.full else "new lines re-hashed"
+    scope = (
+        "every line re-hashed"
+        if report.full
+        else f"{report.checked} new line(s) re-hashed (--full: all)"
+    )
     if report.ok:
         out.print(
-            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified "
-            f"({report.checked} {scope}); chain digest {report.digest}",
+            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified, "
+            f"{scope}; chain digest {report.digest}",
             markup=False,
             highlight=False,
         )

@@ -237,18 +237,18 @@ def test_verify_detects_a_deleted_manifest(run_mir, project):
 
 def test_verify_re_hashes_only_what_was_added_since_the_last_verify(run_mir, project):
     first = verify(run_mir, project)
-    assert first.returncode == 0 and "(60 every line re-hashed)" in first.stdout
+    assert first.returncode == 0 and "verified, every line re-hashed" in first.stdout
     run_mir("traces", "compact", cwd=project)
     with TraceStore(project / ".mir" / "traces", environ={}) as store:
         store.append(seeded_flow("late", "triage", "executed", NOW))
     second = verify(run_mir, project)
     # compacted segments are re-hashed once as database rows; the new segment's 4 lines
     assert second.returncode == 0 and "64 line(s) in 4 segment(s)" in second.stdout
-    assert "(64 new lines re-hashed)" in second.stdout
+    assert "64 new line(s) re-hashed" in second.stdout
     third = verify(run_mir, project)
-    assert "(0 new lines re-hashed)" in third.stdout
+    assert "0 new line(s) re-hashed" in third.stdout
     full = verify(run_mir, project, "--full")
-    assert "(64 every line re-hashed)" in full.stdout
+    assert "64 line(s) in 4 segment(s) verified, every line re-hashed" in full.stdout
 
 
 def test_an_edit_that_keeps_counts_and_heads_needs_full(run_mir, project):
