@@ -49,16 +49,21 @@ class _Run:
         self.breaks.append(ChainBreak(segment=segment, line=line, event_id=None, problem=problem))
 
 
-def stored_segments(con: duckdb.DuckDBPyConnection | None) -> dict[str, list[Any]]:
-    """Per segment in the database: [lines recorded, head recorded, rows stored, last
-    position + 1, hash of the last row]."""
+def stored_segments(
+    con: duckdb.DuckDBPyConnection | None, names: list[str] | None = None
+) -> dict[str, list[Any]]:
+    """Per segment in the database (only ``names`` when given): [lines recorded, head
+    recorded, rows stored, last position + 1, hash of the last row]."""
     if con is None:
         return {}
+    only = "list_contains($names, segment)" if names is not None else "true"
     rows = con.execute(
         "SELECT coalesce(s.name, e.segment), s.lines, s.head, coalesce(e.rows, 0), e.last, "
-        "e.head FROM segments s "
+        f"e.head FROM (SELECT * FROM segments WHERE {only.replace('segment', 'name')}) s "
         "FULL JOIN (SELECT segment, count(*) AS rows, max(n) + 1 AS last, "
-        "arg_max(hash, n) AS head FROM events GROUP BY segment) e ON e.segment = s.name"
+        f"arg_max(hash, n) AS head FROM events WHERE {only} GROUP BY segment) e "
+        "ON e.segment = s.name",
+        {"names": names} if names is not None else {},
     ).fetchall()
     # Rows without a ``segments`` record (inserted by hand) show up with lines None.
     return {name: rest for name, *rest in rows}
@@ -313,7 +318,7 @@ def check_segments(
     run = _Run()
     log = manifest.read_log()
     adopted = _adopted(con)
-    stored = {n: v for n, v in stored_segments(con).items() if n in names}
+    stored = stored_segments(con, names)
     compacted = [name for name in names if name in stored]
     if con is not None and compacted:
         run.breaks.extend(check_rows(con, compacted))
