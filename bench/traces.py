@@ -218,6 +218,9 @@ def scale(decisions: int, root: Path) -> dict[str, float]:
     disk, files = disk_usage(folder)
     store = TraceStore(folder, environ={})
     began = time.perf_counter()
+    assert len(store.flow(f"d-{decisions // 2:09d}", verify=True)) == SCALE_EVENTS
+    gate = time.perf_counter() - began
+    began = time.perf_counter()
     first = store.verify()
     first_s = time.perf_counter() - began
     more = max(decisions // 100, 1)
@@ -238,6 +241,7 @@ def scale(decisions: int, root: Path) -> dict[str, float]:
         "disk_per_decision": disk / decisions,
         "files_created": opened * 2 + files,  # each segment + its head record, then these
         "files_left": files,
+        "approve_gate_s": gate,
         "first_verify_s": first_s,
         "incremental_verify_s": incremental_s,
         "incremental_lines": incremental.checked,
@@ -249,7 +253,7 @@ def scale(decisions: int, root: Path) -> dict[str, float]:
 def main_scale(sizes: list[int]) -> int:
     print(f"{'decisions':>10}{'append s':>10}{'events/s':>10}{'compact s':>10}"
           f"{'B/decision':>11}{'files':>7}{'left':>6}{'verify 1st':>11}"
-          f"{'incr (+1%)':>11}{'full':>8}")  # fmt: skip
+          f"{'incr (+1%)':>11}{'full':>8}{'gate':>8}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             r = scale(size, Path(tmp))
@@ -257,7 +261,8 @@ def main_scale(sizes: list[int]) -> int:
                 f"{size:>10,}{r['append_s']:>10.1f}{r['events_per_s']:>10,.0f}"
                 f"{r['compact_s']:>10.1f}{r['disk_per_decision']:>11.0f}"
                 f"{r['files_created']:>7,}{r['files_left']:>6}{r['first_verify_s']:>10.2f}s"
-                f"{r['incremental_verify_s']:>10.2f}s{r['full_verify_s']:>7.2f}s",
+                f"{r['incremental_verify_s']:>10.2f}s{r['full_verify_s']:>7.2f}s"
+                f"{r['approve_gate_s'] * 1000:>6.0f}ms",
                 flush=True,
             )
     return 0

@@ -93,7 +93,7 @@ def verify_store(
     if con is not None:
         _check_all_rows(con, [n for n in (new_compacted if state else stored) if n], stored, run)
     verified_files = _check_files(files, heads, log, adopted, state, run)
-    _check_missing(log, files, heads, stored, run)
+    _check_missing(log, files, manifest, segments_dir, stored, run)
     digest = hashlib.sha256(
         "\n".join(f"{s}:{run.heads[s][0]}:{run.heads[s][1]}" for s in sorted(run.heads)).encode()
     ).hexdigest()
@@ -294,14 +294,16 @@ def _resume_point(path: Path, previous: list[Any] | None, run: _Run) -> tuple[in
 def _check_missing(
     log: Log,
     files: dict[str, Path],
-    heads: dict[str, tuple[int, str]],
+    manifest: Manifest,
+    segments_dir: Path,
     stored: dict[str, Any],
     run: _Run,
 ) -> None:
     for name in sorted(log.opened - set(files) - set(log.compacted) - set(stored)):
-        head = heads.get(name)
-        if head is not None and head[0] == 0:
-            continue  # being created right now, or its writer died before writing
+        # Looked at again now: a writer may have opened it after the files were listed.
+        head = manifest.head(name)
+        if (head is not None and head[0] == 0) or (segments_dir / name).exists():
+            continue  # being created or written right now (or its writer died first)
         count = f" ({head[0]} lines)" if head else ""
         run.broken(name, 0, f"segment file deleted{count}: it was never compacted")
 

@@ -68,6 +68,8 @@ def test_approve_refuses_a_pending_decision_edited_in_its_segment(run_mir, desk)
     [segment] = segments(desk)
     segment.write_text(pay_199_on_a_1004(segment.read_text()))
     assert_refused(run_mir, desk, flow_id)
+    rejected = run_mir("reject", flow_id, "--reason", "looks odd", cwd=desk)
+    assert rejected.returncode == 2 and "does not verify" in rejected.stderr
 
 
 def test_approve_refuses_an_edit_whose_chain_was_recomputed(run_mir, desk):
