@@ -121,3 +121,23 @@ def test_deleting_the_manifest_later_is_not_laundered_by_adoption(tmp_path):
     assert [b.problem for b in report.breaks] == [
         "the database holds a segment the manifest never recorded"
     ]
+
+
+def test_a_compaction_killed_before_its_manifest_record_is_no_false_alarm(tmp_path, monkeypatch):
+    import mir.traces.store as store_module
+
+    folder = tmp_path / "traces"
+    with TraceStore(folder, environ={}) as store:
+        store.append(decision_flow("f1"))
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the load committed; nothing after it ran
+
+    monkeypatch.setattr(store_module, "finish_batch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.compact()
+    monkeypatch.undo()
+    report = store.verify()
+    assert report.ok and "compaction was interrupted" in report.notices[0]
+    assert store.compact().segments == 1
+    assert store.verify(full=True).ok
