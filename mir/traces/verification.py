@@ -91,7 +91,8 @@ def verify_store(
     _check_log(log, run)
     new_compacted = _check_compacted(log, stored, state, adopted, run, db_path, con, set(files))
     if con is not None:
-        _check_all_rows(con, [n for n in (new_compacted if state else stored) if n], stored, run)
+        rehash = [n for n in (new_compacted if state else stored) if n in stored]
+        _check_all_rows(con, rehash, stored, run)
     verified_files = _check_files(files, heads, log, adopted, state, run)
     _check_missing(log, files, manifest, segments_dir, stored, run)
     digest = hashlib.sha256(
