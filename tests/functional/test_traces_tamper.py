@@ -261,3 +261,16 @@ def test_an_edit_that_keeps_counts_and_heads_needs_full(run_mir, project):
     assert verify(run_mir, project).returncode == 0  # already verified, same length
     full = verify(run_mir, project, "--full")
     assert full.returncode == 1 and "edited after writing" in full.stdout
+
+
+def test_verify_detects_a_whole_segment_deleted_from_the_database(run_mir, project):
+    run_mir("traces", "compact", cwd=project)
+    assert verify(run_mir, project).returncode == 0
+    con = duckdb.connect(str(project / ".mir" / "traces" / "traces.duckdb"))
+    [name] = con.execute("SELECT name FROM segments ORDER BY name LIMIT 1").fetchone()
+    con.execute("DELETE FROM events WHERE segment = ?", [name])
+    con.execute("DELETE FROM segments WHERE name = ?", [name])
+    con.close()
+    result = verify(run_mir, project)
+    assert result.returncode == 1
+    assert f"{name}:0: compacted segment (20 lines) is gone from traces.duckdb" in result.stdout
