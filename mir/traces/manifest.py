@@ -31,18 +31,21 @@ import hashlib
 import json
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-_HEAD = re.compile(rb"^(\d{20}) ([0-9a-f]{64})\n$")
-HEAD_SIZE = 86  # 20 digits, a space, 64 hex digits, a newline: rewritten in place
+_HEAD = re.compile(rb"^((\d{20}) ([0-9a-f]{64})) ([0-9a-f]{8})\n$")
 STATE_VERSION = 1
 
 
 def head_record(lines: int, digest: str) -> bytes:
-    return f"{lines:020d} {digest}\n".encode()
+    """Fixed width, rewritten in place; the CRC tells a read that raced the rewrite
+    (half old, half new bytes) from a whole record."""
+    text = f"{lines:020d} {digest}".encode()
+    return text + f" {zlib.crc32(text):08x}\n".encode()
 
 
 @dataclass
@@ -128,8 +131,8 @@ class Manifest:
             except (FileNotFoundError, IsADirectoryError):
                 return None
             match = _HEAD.match(raw)
-            if match:
-                return int(match.group(1)), match.group(2).decode()
+            if match and int(match.group(4), 16) == zlib.crc32(match.group(1)):
+                return int(match.group(2)), match.group(3).decode()
         return (-1, "")  # present but unreadable: reported as damage
 
     def heads(self) -> dict[str, tuple[int, str]]:

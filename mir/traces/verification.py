@@ -93,7 +93,7 @@ def verify_store(
     if con is not None:
         rehash = [n for n in (new_compacted if state else stored) if n in stored]
         _check_all_rows(con, rehash, stored, run)
-    verified_files = _check_files(files, heads, log, adopted, state, run)
+    verified_files = _check_files(manifest, files, heads, log, adopted, state, run)
     _check_missing(log, files, manifest, segments_dir, stored, run)
     digest = hashlib.sha256(
         "\n".join(f"{s}:{run.heads[s][0]}:{run.heads[s][1]}" for s in sorted(run.heads)).encode()
@@ -244,6 +244,7 @@ def _check_expected(name: str, record: dict[str, Any], adopted: bool, run: _Run)
 
 
 def _check_files(
+    manifest: Manifest,
     files: dict[str, Path],
     heads: dict[str, tuple[int, str]],
     log: Log,
@@ -259,7 +260,9 @@ def _check_files(
         registered = name in log.opened or name in adopted
         if not registered:
             run.broken(name, 0, "segment not in the manifest (added by hand, or by an older mir)")
-        head = heads.get(name)
+        # Read again when missing: a writer creates its head record before its file
+        # appears, so a file listed after the heads were read still has one.
+        head = heads.get(name) or manifest.head(name)
         start = _resume_point(path, previous.get(name), run)
         want = [head[0] - 1] if head and head[0] > 0 else []
         try:
@@ -344,7 +347,7 @@ def check_segments(
             run.broken(name, last or 0, "lines were removed or changed in the database")
         _check_expected(name, record, name in adopted or name in log.adopted, run)
     files = {name: segments_dir / name for name in names if name not in stored}
-    _check_files(files, {n: h for n in files if (h := manifest.head(n))}, log, adopted, None, run)
+    _check_files(manifest, files, {}, log, adopted, None, run)
     return run.breaks
 
 
