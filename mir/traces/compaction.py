@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from mir.traces import database
 from mir.traces.domain import CompactionResult
 from mir.traces.manifest import Manifest
-from mir.traces.segments import line_count, segment_files, torn_tail
+from mir.traces.segments import closed_segments, line_count, segment_files, torn_tail
 
 if TYPE_CHECKING:
     import duckdb
@@ -147,6 +147,27 @@ def remove_compacted(files: list[Path], loaded: list[LoadedSegment], quarantine:
         else:
             path.unlink(missing_ok=True)
     return moved
+
+
+def compact_batch(
+    db_path: Path, segments: Path, manifest: Manifest, quarantine: Path, budget: int
+) -> CompactionResult:
+    """One batch of closed segments into the database (the exclusive lock is held)."""
+    con = database.connect(db_path, read_only=False)
+    try:
+        if "0004_create_adopted" in (applied := database.migrate(con)):
+            adopt(con, manifest, segments, upgraded="0001_create_events" not in applied)
+        files = next_batch(closed_segments(segments), budget)
+        if not files:
+            return CompactionResult()
+        loaded = load_segments(con, files)
+    except Exception as exc:
+        if database.is_database_error(exc):
+            raise database.explain(db_path, exc) from exc
+        raise
+    finally:
+        con.close()
+    return finish_batch(files, loaded, manifest, quarantine)
 
 
 def finish_batch(

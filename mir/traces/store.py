@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
 from mir.traces import database
-from mir.traces.compaction import adopt, finish_batch, load_segments, next_batch
+from mir.traces.compaction import compact_batch
 from mir.traces.domain import (
     FLOW_STATUSES,
     CompactionResult,
@@ -204,26 +204,9 @@ class TraceStore:
 
     def _compact_batch(self) -> CompactionResult:
         """One batch, under the exclusive lock the caller holds."""
-        con = database.connect(self.db_path, read_only=False)
-        try:
-            if "0004_create_adopted" in (applied := database.migrate(con)):
-                adopt(
-                    con,
-                    self.manifest,
-                    self.segments_dir,
-                    upgraded="0001_create_events" not in applied,
-                )
-            files = next_batch(closed_segments(self.segments_dir), self._batch_bytes)
-            if not files:
-                return CompactionResult()
-            loaded = load_segments(con, files)
-        except Exception as exc:
-            if database.is_database_error(exc):
-                raise database.explain(self.db_path, exc) from exc
-            raise
-        finally:
-            con.close()
-        result = finish_batch(files, loaded, self.manifest, self.quarantine_dir)
+        result = compact_batch(
+            self.db_path, self.segments_dir, self.manifest, self.quarantine_dir, self._batch_bytes
+        )
         if result.skipped_lines:
             self.warnings.append(
                 f"{result.skipped_lines} torn or unreadable trace line(s) could not be "

@@ -124,7 +124,7 @@ def test_deleting_the_manifest_later_is_not_laundered_by_adoption(tmp_path):
 
 
 def test_a_compaction_killed_before_its_manifest_record_is_no_false_alarm(tmp_path, monkeypatch):
-    import mir.traces.store as store_module
+    import mir.traces.compaction as compaction_module
 
     folder = tmp_path / "traces"
     with TraceStore(folder, environ={}) as store:
@@ -133,7 +133,7 @@ def test_a_compaction_killed_before_its_manifest_record_is_no_false_alarm(tmp_pa
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # the load committed; nothing after it ran
 
-    monkeypatch.setattr(store_module, "finish_batch", killed)
+    monkeypatch.setattr(compaction_module, "finish_batch", killed)
     with pytest.raises(KeyboardInterrupt):
         store.compact()
     monkeypatch.undo()
