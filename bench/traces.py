@@ -17,6 +17,13 @@ All paths store the same rows (realistic 5-event decision flows) in the same run
     python bench/traces.py [--flows 20000] [--repeat 3] [--target 0.5]
 
 Exits 1 when append+compact is slower than ``target`` x the raw bulk path.
+
+    python bench/traces.py --scale 100000 1000000
+
+Tamper evidence at scale, no model: N decisions of 8 events each, written with
+``TraceStore.append`` in batches of 100 decisions and compacted; then disk per
+decision, files created, a first (full) verify, 1% more decisions, an incremental
+verify and a ``--full`` one.
 """
 
 from __future__ import annotations
@@ -163,13 +170,116 @@ def time_processes(processes: int, flows_each: int, folder: Path) -> tuple[float
     return wall, time.perf_counter() - compact_start
 
 
+SCALE_EVENTS = 8
+SCALE_BATCH = 100
+
+
+def scale_decision(i: int) -> list[TraceEvent]:
+    """A realistic decision: snapshot, model call, validate, route, review, recheck,
+    execute, final (8 events)."""
+    flow, agent, at = f"d-{i:09d}", f"agent{i % 4}", T0 + timedelta(milliseconds=i)
+    five = make_flow(i)
+    return [
+        *(e.model_copy(update={"flow_id": flow, "agent": agent, "at": at}) for e in five[:4]),
+        TraceEvent(flow_id=flow, seq=4, step="review", agent=agent, at=at, latency_ms=0.2),
+        TraceEvent(flow_id=flow, seq=5, step="recheck", agent=agent, at=at, latency_ms=0.9,
+                   data={"order_total": 149.0, "changed": False}),
+        TraceEvent(flow_id=flow, seq=6, step="execute", agent=agent, at=at, latency_ms=4.1,
+                   data={"result": {"refund_id": f"r-{i}", "amount": 12.5}}),
+        five[4].model_copy(update={"flow_id": flow, "agent": agent, "at": at, "seq": 7}),
+    ]  # fmt: skip
+
+
+def write_decisions(folder: Path, start: int, count: int) -> tuple[float, int]:
+    """Append ``count`` decisions; returns (seconds spent in append, segments opened)."""
+    spent = 0.0
+    with TraceStore(folder, compact_after=10**9, environ={}) as store:
+        for first in range(start, start + count, SCALE_BATCH):
+            batch = [e for i in range(first, min(first + SCALE_BATCH, start + count))
+                     for e in scale_decision(i)]  # fmt: skip
+            began = time.perf_counter()
+            store.append(batch)
+            spent += time.perf_counter() - began
+        opened = store._writer.rotations + 1
+    return spent, opened
+
+
+def disk_usage(folder: Path) -> tuple[int, int]:
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return sum(p.stat().st_blocks * 512 for p in files), len(files)
+
+
+def scale(decisions: int, root: Path) -> dict[str, float]:
+    folder = root / f"scale-{decisions}" / "traces"
+    appended, opened = write_decisions(folder, 0, decisions)
+    began = time.perf_counter()
+    TraceStore(folder, environ={}).compact()
+    compacted = time.perf_counter() - began
+    disk, files = disk_usage(folder)
+    store = TraceStore(folder, environ={})
+    began = time.perf_counter()
+    assert len(store.flow(f"d-{decisions // 2:09d}", verify=True)) == SCALE_EVENTS
+    gate = time.perf_counter() - began
+    began = time.perf_counter()
+    first = store.verify()
+    first_s = time.perf_counter() - began
+    more = max(decisions // 100, 1)
+    write_decisions(folder, decisions, more)
+    began = time.perf_counter()
+    incremental = store.verify()
+    incremental_s = time.perf_counter() - began
+    began = time.perf_counter()
+    full = store.verify(full=True)
+    full_s = time.perf_counter() - began
+    assert first.ok and incremental.ok and full.ok, (first, incremental, full)
+    assert full.lines == (decisions + more) * SCALE_EVENTS
+    return {
+        "decisions": decisions,
+        "append_s": appended,
+        "events_per_s": decisions * SCALE_EVENTS / appended,
+        "compact_s": compacted,
+        "disk_per_decision": disk / decisions,
+        "files_created": opened * 2 + files,  # each segment + its head record, then these
+        "files_left": files,
+        "approve_gate_s": gate,
+        "first_verify_s": first_s,
+        "incremental_verify_s": incremental_s,
+        "incremental_lines": incremental.checked,
+        "full_verify_s": full_s,
+        "full_lines": full.checked,
+    }
+
+
+def main_scale(sizes: list[int]) -> int:
+    print(f"{'decisions':>10}{'append s':>10}{'events/s':>10}{'compact s':>10}"
+          f"{'B/decision':>11}{'files':>7}{'left':>6}{'verify 1st':>11}"
+          f"{'incr (+1%)':>11}{'full':>8}{'gate':>8}")  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            r = scale(size, Path(tmp))
+            print(
+                f"{size:>10,}{r['append_s']:>10.1f}{r['events_per_s']:>10,.0f}"
+                f"{r['compact_s']:>10.1f}{r['disk_per_decision']:>11.0f}"
+                f"{r['files_created']:>7,}{r['files_left']:>6}{r['first_verify_s']:>10.2f}s"
+                f"{r['incremental_verify_s']:>10.2f}s{r['full_verify_s']:>7.2f}s"
+                f"{r['approve_gate_s'] * 1000:>6.0f}ms",
+                flush=True,
+            )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flows", type=int, default=20_000)
+    parser.add_argument(
+        "--scale", type=int, nargs="*", help="Tamper-evidence figures for these decision counts."
+    )
     parser.add_argument("--repeat", type=int, default=3, help="Best of N (the machine is shared).")
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--target", type=float, default=0.5)
     args = parser.parse_args()
+    if args.scale is not None:
+        return main_scale(args.scale or [100_000, 1_000_000])
     flows = [make_flow(i) for i in range(args.flows)]
     events = args.flows * EVENTS_PER_FLOW
     appended, total, bulk, insert = (float("inf"),) * 4

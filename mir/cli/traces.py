@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,12 +22,20 @@ PROJECT = typer.Option(
 AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
 
 
-def open_store(project_dir: Path | None) -> TraceStore:
-    """The project's trace store (composition root of every command below)."""
+@contextmanager
+def open_store(project_dir: Path | None) -> Iterator[TraceStore]:
+    """The project's trace store (composition root of every command below), closed on
+    exit; what its compactions had to set aside is said on stderr, one line each."""
     from mir.project import find_project
     from mir.traces import TraceStore
 
-    return TraceStore.for_project(find_project(project_dir))
+    store = TraceStore.for_project(find_project(project_dir))
+    try:
+        with store:
+            yield store
+    finally:
+        for warning in store.warnings:
+            error_console().print(f"warning: {warning}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -85,12 +95,7 @@ def register(app: typer.Typer) -> None:
         console().print(
             f"compacted {result.segments} segment(s), {result.events} event line(s) "
             f"into {store.db_path}"
-        )
-        if result.skipped_lines:
-            error_console().print(
-                f"warning: {result.skipped_lines} torn or unreadable line(s) skipped; "
-                f"segment(s) kept in {store.quarantine_dir}: {', '.join(result.quarantined)}"
-            )
+        )  # unreadable lines: open_store's warning
 
     @traces.command("export")
     def export_command(
@@ -118,12 +123,18 @@ def register(app: typer.Typer) -> None:
             console().print(f"exported {count} event(s) to {output}", markup=False)
 
     @traces.command("verify")
-    def verify_command(project: Path | None = PROJECT) -> None:
-        """Re-hash every trace line and check the chain: detects edited or removed lines."""
+    def verify_command(
+        full: bool = typer.Option(
+            False, "--full", help="Re-hash every line, not only those added since the last verify."
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Check the traces against their manifest and re-hash the chain: detects edited,
+        removed, reordered or added lines, deleted segments and a deleted database."""
         from mir.traces import verify_traces
 
         with open_store(project) as store:
-            report = verify_traces(store)
+            report = verify_traces(store, full=full)
         render_integrity(report)
         if not report.ok:
             raise typer.Exit(1)
@@ -202,12 +213,23 @@ def render_flow(events: list[TraceEvent]) -> None:
 
 
 def render_integrity(report: IntegrityReport) -> None:
+    out = console()
+    for notice in report.notices:
+        out.print(f"note: {notice}", markup=False, highlight=False)
+    scope = (
+        "every line re-hashed"
+        if report.full
+        else f"{report.checked} new line(s) re-hashed (--full: all)"
+    )
     if report.ok:
-        console().print(
-            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified; "
-            f"chain digest {report.digest}"
+        out.print(
+            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified, "
+            f"{scope}; chain digest {report.digest}",
+            markup=False,
+            highlight=False,
         )
         return
     for item in report.breaks:
-        console().print(f"{item.segment}:{item.line}: {item.problem} (event {item.event_id})")
-    console().print(f"TAMPERED: {len(report.breaks)} break(s) in {report.lines} line(s)")
+        event = f" (event {item.event_id})" if item.event_id else ""
+        out.print(f"{item.segment}:{item.line}: {item.problem}{event}", markup=False)
+    out.print(f"TAMPERED: {len(report.breaks)} break(s) in {report.lines} line(s)", markup=False)

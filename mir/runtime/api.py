@@ -180,13 +180,15 @@ def _resume(
     proj = _project(project)
     store = traces if traces is not None else TraceStore.for_project(proj)
     try:
-        events = store.flow(flow_id)
+        # Tamper evidence is what lets a later process act on a stored decision: the
+        # events are re-hashed against the chain and the manifest before anything runs.
+        events = store.flow(flow_id, verify=True)
         if not events and hasattr(store, "flow_ids"):
             matches = store.flow_ids(flow_id, limit=2)
             if len(matches) > 1:
                 raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
             if matches:
-                flow_id, events = matches[0], store.flow(matches[0])
+                flow_id, events = matches[0], store.flow(matches[0], verify=True)
         stored = read_flow(flow_id, events)
         stored_path = Path(stored.contract_path)
         if not stored_path.is_absolute():

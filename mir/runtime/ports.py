@@ -30,7 +30,10 @@ class TraceSink(Protocol):
 
     def append(self, events: Sequence[TraceEvent]) -> None: ...
 
-    def flow(self, flow_id: str) -> list[TraceEvent]: ...
+    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
+        """The flow's events; ``verify=True`` (before approve/reject act on them) raises
+        a ``MirUserError`` when the stored events do not verify (edited or cut)."""
+        ...
 
 
 class ExecutionLedger(Protocol):

@@ -7,13 +7,11 @@ hand-written fake; ``TraceStore`` is the real adapter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from mir.errors import UsageError
 from mir.traces.domain import IntegrityReport, TraceEvent
-from mir.traces.integrity import ChainLine, check_chain
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
@@ -24,7 +22,7 @@ class TraceReader(Protocol):
 
     def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]: ...
 
-    def chain(self) -> tuple[Iterable[ChainLine], Mapping[str, tuple[int, str]]]: ...
+    def verify(self, *, full: bool = False) -> IntegrityReport: ...
 
 
 class AgentDirectory(Protocol):
@@ -90,7 +88,7 @@ def resolve_agent(reader: AgentDirectory, name: str) -> str:
     )
 
 
-def verify_traces(reader: TraceReader) -> IntegrityReport:
-    """Re-hash every stored line and check every link of every segment's chain."""
-    lines, recorded = reader.chain()
-    return check_chain(lines, recorded)
+def verify_traces(reader: TraceReader, *, full: bool = False) -> IntegrityReport:
+    """Check the store against its manifest; re-hash every line added since the last
+    verify (every line when ``full``)."""
+    return reader.verify(full=full)

@@ -50,6 +50,15 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY segment, n) > 1",
         ),
     ),
+    (
+        "0004_create_adopted",
+        # Segments compacted before the manifest existed: their counts and heads were
+        # recorded at compaction, but not what their writers' head records said.
+        (
+            "CREATE TABLE adopted (name VARCHAR PRIMARY KEY)",
+            "INSERT INTO adopted SELECT name FROM segments",
+        ),
+    ),
 )
 STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
 
@@ -110,6 +119,17 @@ def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
     return TraceStoreError(
         f"not a readable trace database ({first_line})", where=str(path), hint=_RECOVER
     )
+
+
+def explain(path: Path, exc: Exception) -> TraceStoreError:
+    """A DuckDB error met after opening (a truncated file fails on first read)."""
+    return _explain(path, exc, locked="lock" in str(exc).lower())
+
+
+def is_database_error(exc: BaseException) -> bool:
+    import duckdb
+
+    return isinstance(exc, duckdb.Error)
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:

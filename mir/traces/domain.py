@@ -96,13 +96,21 @@ class ChainBreak(BaseModel):
 
 
 class IntegrityReport(BaseModel):
-    """The result of ``mir traces verify``: every line re-hashed, every link checked."""
+    """The result of ``mir traces verify``: the store checked against its manifest, and
+    every line re-hashed (``full``) or every line added since the last verify."""
 
     model_config = ConfigDict(frozen=True)
 
     segments: int
     lines: int
+    checked: int = Field(0, description="Lines re-hashed by this run.")
+    full: bool = Field(
+        True,
+        description="False when only lines added since the last verify "
+        "were re-hashed (counts and heads are always checked in full).",
+    )
     breaks: tuple[ChainBreak, ...] = ()
+    notices: tuple[str, ...] = Field((), description="Not tampering: torn last lines, ...")
     digest: str = Field(description="Hash over every segment head; record it to anchor the log.")
 
     @property
@@ -158,3 +166,8 @@ class TraceSettings(BaseModel):
 class TraceStoreError(MirUserError):
     """The trace store cannot be read or written as it is (a corrupt or foreign-locked
     database file); the message names the file and how to recover, and nothing is lost."""
+
+
+class TamperedTraceError(TraceStoreError):
+    """A flow's stored events do not verify against the hash chain and the manifest:
+    nothing may act on them (``mir approve`` / ``mir reject`` refuse)."""

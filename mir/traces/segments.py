@@ -10,7 +10,10 @@ A writer creates ``segments/<host>-<pid>-<random>.jsonl`` and holds an exclusive
   compactor can never see it unlocked before the writer holds it.
 
 Appends are one ``os.write`` of whole lines on an ``O_APPEND`` descriptor: a crash can
-leave at most a torn last line, which readers skip and compaction reports.
+leave at most a torn last line, which readers skip and compaction reports. After each
+append the segment's head record in the manifest (``manifest.py``) is rewritten in place
+with the new line count and last hash: written *after* the lines, so a head never counts
+a line that is not on disk (a crash in between leaves one line more than it counts).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from uuid import uuid4
 
+from mir.traces.domain import TraceStoreError
+from mir.traces.manifest import Manifest, head_record
 from mir.traces.records import encode_line, genesis, link
 
 SEGMENT_SUFFIX = ".jsonl"
@@ -31,8 +36,10 @@ SEGMENT_SUFFIX = ".jsonl"
 class SegmentWriter:
     """Appends hash-chained lines to this process's current segment, rotating by size."""
 
-    def __init__(self, folder: Path, *, max_lines: int, fsync: bool) -> None:
+    def __init__(self, folder: Path, manifest: Manifest, *, max_lines: int, fsync: bool) -> None:
         self.folder = folder
+        self.manifest = manifest
+        self._head_fd: int | None = None
         self.max_lines = max_lines
         self.fsync = fsync
         self._fd: int | None = None
@@ -62,6 +69,8 @@ class SegmentWriter:
             view = view[written:]
         if self.fsync:
             os.fsync(self._fd)
+        assert self._head_fd is not None
+        os.pwrite(self._head_fd, head_record(n, prev), 0)
         self._n, self._prev = n, prev
 
     def close(self) -> None:
@@ -74,6 +83,16 @@ class SegmentWriter:
         hidden = self.folder / f".{name}.new"
         fd = os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
+        # Registered before it is visible: a verifier that lists a segment file always
+        # finds its ``open`` record and its head record.
+        try:
+            self.manifest.adopt_if_new([p.name for p in segment_files(self.folder)])
+            self._head_fd = self.manifest.open_head(name, genesis(name))
+            self.manifest.record({"op": "open", "segment": name}, fsync=self.fsync)
+        except BaseException:
+            os.close(fd)
+            hidden.unlink(missing_ok=True)
+            raise
         os.rename(hidden, self.folder / name)
         self._fd, self._pid, self.name = fd, pid, name
         self._n, self._prev = 0, genesis(name)
@@ -83,8 +102,10 @@ class SegmentWriter:
         # its inherited copy too, or it would keep its parent's segment looking live.
         if self._fd is not None:
             os.close(self._fd)
+            if self._head_fd is not None:
+                os.close(self._head_fd)
             self.rotations += self._pid == os.getpid()
-            self._fd = None
+            self._fd = self._head_fd = None
 
 
 def segment_files(folder: Path) -> list[Path]:
@@ -146,12 +167,16 @@ def folder_lock(lock_file: Path, *, exclusive: bool, wait: float) -> Iterator[bo
     """Hold the store-wide lock: shared for readers, exclusive for compaction.
 
     Yields False (instead of blocking) when the lock is not free within ``wait``
-    seconds; ``wait=0`` tries once.
+    seconds; ``wait=0`` tries once. A reader opens the lock file read-only (a shared
+    ``flock`` needs no write access), so reading works on a read-only ``.mir``; where
+    the file does not exist and cannot be created, no one can be compacting either.
     """
     import time
 
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _lock_descriptor(lock_file, exclusive=exclusive)
+    if fd is None:
+        yield True
+        return
     mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
     deadline = time.monotonic() + wait
     delay = 0.002
@@ -169,3 +194,28 @@ def folder_lock(lock_file: Path, *, exclusive: bool, wait: float) -> Iterator[bo
         yield True
     finally:
         os.close(fd)
+
+
+def _lock_descriptor(lock_file: Path, *, exclusive: bool) -> int | None:
+    if lock_file.exists() and not lock_file.is_file():
+        raise TraceStoreError(
+            "the trace store's lock is not a regular file",
+            where=str(lock_file),
+            hint="remove it (it only ever holds a lock, never data) and run the command again",
+        )
+    if not exclusive:
+        try:
+            return os.open(lock_file, os.O_RDONLY)
+        except FileNotFoundError:
+            pass
+    try:
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        if not exclusive and not lock_file.exists():
+            return None  # a read-only store nobody has compacted: nothing to wait for
+        raise TraceStoreError(
+            f"the trace store is not writable ({exc.strerror})",
+            where=str(lock_file.parent),
+            hint="reading works; compacting needs write access to this folder",
+        ) from exc

@@ -19,10 +19,16 @@ and an eval must all write traces at once, so the hot path never touches DuckDB:
     ~64 MB batches, letting go of the lock in between: readers wait ~1 s at most).
     A compactor killed between commit and delete leaves files the next run
     recognises as loaded: no event is lost, none is counted twice. Segments with
-    unreadable lines are moved to ``quarantine/``, not deleted.
+    unreadable lines are moved to ``quarantine/``, not deleted, and said so.
+``<traces>/manifest/``
+    What the store should hold, kept apart from it: segments opened, each one's line
+    count and head hash, what compaction made of them (``manifest.py``). It is what
+    makes a deleted segment, cut lines or a deleted database visible to ``verify()``
+    and to ``flow(verify=True)``, which approve/reject call before acting.
 Readers
-    take the folder lock *shared* (so a compaction never runs mid-query), open the
-    database read-only and query ``events UNION ALL read_json(live segments)``,
+    take the folder lock *shared* on a read-only descriptor (so reading works on a
+    read-only ``.mir``, and a compaction never runs mid-query), open the database
+    read-only and query ``events UNION ALL read_json(live segments)``,
     one row per ``event_id`` (repeats found at compaction are listed in
     ``shadowed``). Torn last lines (a write in progress, or a crashed writer) read
     as nothing. DuckDB's own lock errors never reach users: every mir process opens
@@ -49,25 +55,26 @@ from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
 from mir.traces import database
-from mir.traces.compaction import load_segments, next_batch, remove_compacted
+from mir.traces.compaction import compact_batch
 from mir.traces.domain import (
     FLOW_STATUSES,
     CompactionResult,
     FlowSummary,
+    IntegrityReport,
     TraceEvent,
     TraceSettings,
     TraceStoreError,
 )
-from mir.traces.integrity import ChainLine
+from mir.traces.manifest import Manifest
 from mir.traces.records import (
     EVENT_FIELDS,
     event_from_fields,
     instant_from_epoch_us,
     stored_body,
-    stored_row_body,
 )
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
+from mir.traces.verification import check_segments, refuse_tampered, verify_store
 
 if TYPE_CHECKING:
     import duckdb
@@ -103,11 +110,17 @@ class TraceStore:
         self.quarantine_dir = self.directory / "quarantine"
         self.db_path = self.directory / "traces.duckdb"
         self.lock_path = self.directory / "traces.lock"
+        self.manifest = Manifest(self.directory / "manifest")
         env = os.environ if environ is None else environ
         self._redactor = Redactor(
             [*redact_values, *secret_env_values(env, redact_env)], patterns=redact_patterns
         )
-        self._writer = SegmentWriter(self.segments_dir, max_lines=segment_events, fsync=fsync)
+        self._writer = SegmentWriter(
+            self.segments_dir, self.manifest, max_lines=segment_events, fsync=fsync
+        )
+        # Things a user should hear about (unreadable lines quarantined by a compaction
+        # this store ran); the CLI prints them, a library caller may read them.
+        self.warnings: list[str] = []
         self._compact_after = compact_after
         self._lock_timeout = lock_timeout
         self._batch_bytes = batch_bytes
@@ -137,7 +150,14 @@ class TraceStore:
         bodies = [stored_body(event, self._redactor) for event in events]
         with self._mutex:
             rotations = self._writer.rotations
-            self._writer.write(bodies)
+            try:
+                self._writer.write(bodies)
+            except OSError as exc:
+                raise TraceStoreError(
+                    f"cannot write traces ({exc.strerror})",
+                    where=str(exc.filename or self.segments_dir),
+                    hint="the trace folder must be writable for a decision to run",
+                ) from exc
             rotated = self._writer.rotations != rotations
         if rotated:
             self._compact_in_background()
@@ -188,22 +208,16 @@ class TraceStore:
 
     def _compact_batch(self) -> CompactionResult:
         """One batch, under the exclusive lock the caller holds."""
-        con = database.connect(self.db_path, read_only=False)
-        try:
-            database.migrate(con)
-            files = next_batch(closed_segments(self.segments_dir), self._batch_bytes)
-            if not files:
-                return CompactionResult()
-            loaded, bad = load_segments(con, files)
-        finally:
-            con.close()
-        quarantined = remove_compacted(files, bad, self.quarantine_dir)
-        return CompactionResult(
-            segments=len(files),
-            events=loaded,
-            skipped_lines=sum(bad.values()),
-            quarantined=tuple(quarantined),
+        result = compact_batch(
+            self.db_path, self.segments_dir, self.manifest, self.quarantine_dir, self._batch_bytes
         )
+        if result.skipped_lines:
+            self.warnings.append(
+                f"{result.skipped_lines} torn or unreadable trace line(s) could not be "
+                f"loaded; segment(s) kept in {self.quarantine_dir}: "
+                f"{', '.join(result.quarantined)}"
+            )
+        return result
 
     def _compact_in_background(self) -> None:
         # A compaction takes ~1 s per 100k events: never inside the caller's append,
@@ -225,19 +239,38 @@ class TraceStore:
         # background writers' (or `mir traces compact`'s) job, not a query's.
         if len(closed_segments(self.segments_dir)) < self._compact_after:
             return
+        if not os.access(self.directory, os.W_OK):
+            return  # a read-only store: reading must work, compacting cannot
         try:
             self.compact(wait=0, max_batches=max_batches)
-        except TraceStoreError:
+        except (TraceStoreError, OSError):
             # Best effort: the events are safe in their segments. Readers report the
             # database problem themselves; an append must never fail because of it.
             return
 
     # -- reading -------------------------------------------------------------------
 
-    def flow(self, flow_id: str) -> list[TraceEvent]:
-        """Every event of one flow, ordered by ``seq`` (empty if the flow is unknown)."""
-        sql = f'SELECT {_EVENT_SELECT} FROM ({{events}}) ORDER BY seq, "at", segment, n'
-        rows = self._query(sql, {"flow": flow_id}, where="flow_id = $flow")
+    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
+        """Every event of one flow, ordered by ``seq`` (empty if the flow is unknown).
+
+        ``verify=True`` (what approve/reject use) first re-hashes every segment holding
+        the flow's lines against the manifest, in the same consistent view the events
+        are read from, and raises ``TamperedTraceError`` on any mismatch.
+        """
+        with self._reading() as (con, has_db, files):
+            where, params = "flow_id = $flow", {"flow": flow_id}
+            if verify:
+                source = database.stored_lines(has_db=has_db, files=files, where=where)
+                names = con.execute(f"SELECT DISTINCT segment FROM ({source})", params)
+                segments = [row[0] for row in names.fetchall()]
+                db = con if has_db else None
+                refuse_tampered(
+                    flow_id, check_segments(self.manifest, self.segments_dir, db, segments)
+                )
+            source = database.unique_events(has_db=has_db, files=files, where=where)
+            rows = con.execute(
+                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY seq, "at", segment, n', params
+            ).fetchall()
         return [event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True))) for row in rows]
 
     def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]:
@@ -306,30 +339,17 @@ class TraceStore:
                 for row in rows:
                     yield event_from_fields(dict(zip(EVENT_FIELDS, row, strict=True)))
 
-    def chain(self) -> tuple[Iterator[ChainLine], dict[str, tuple[int, str]]]:
-        """Every stored line (duplicates included) in chain order, streamed, and the line
-        count and head hash each compacted segment had when it was loaded."""
-        recorded: dict[str, tuple[int, str]] = {}
+    def verify(self, *, full: bool = False) -> IntegrityReport:
+        """Check the store against its manifest and re-hash the lines added since the
+        last successful verify (every line with ``full``); see ``verification.py``."""
         with self._reading() as (con, has_db, _):
-            if has_db:
-                for name, count, head in con.execute(
-                    "SELECT name, lines, head FROM segments"
-                ).fetchall():
-                    recorded[name] = (count, head)
-        return self._chain_lines(), recorded
-
-    def _chain_lines(self) -> Iterator[ChainLine]:
-        with self._reading() as (con, has_db, files):
-            sql = (
-                f"SELECT segment, n, hash, {_EVENT_SELECT} FROM "
-                f"({database.stored_lines(has_db=has_db, files=files)}) ORDER BY segment, n"
+            return verify_store(
+                self.manifest,
+                self.segments_dir,
+                con if has_db else None,
+                full=full,
+                db_path=self.db_path,
             )
-            cursor = con.execute(sql)
-            while rows := cursor.fetchmany(10_000):
-                for row in rows:
-                    fields = dict(zip(EVENT_FIELDS, row[3:], strict=True))
-                    body = stored_row_body(fields)
-                    yield ChainLine(row[0], row[1], row[2], body, fields["event_id"])
 
     def export_parquet(self, output: Path) -> int:
         """Write every event to a Parquet file; returns the number of events."""
@@ -367,6 +387,8 @@ class TraceStore:
                 con.close()
             return
         if self.segments_dir.is_dir():
+            if os.access(self.directory, os.W_OK):
+                self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
             self._auto_compact()
         for attempt in range(2):
             with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
@@ -384,6 +406,11 @@ class TraceStore:
                     if not pending:
                         yield con, has_db, segment_files(self.segments_dir)
                         return
+                except Exception as exc:
+                    # A damaged file may open fine and fail on its first read.
+                    if database.is_database_error(exc):
+                        raise database.explain(self.db_path, exc) from exc
+                    raise
                 finally:
                     con.close()
             if attempt:

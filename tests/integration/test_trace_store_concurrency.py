@@ -75,6 +75,11 @@ def test_eight_writers_and_a_concurrent_reader_lose_and_duplicate_nothing(tmp_pa
                     gate.touch()
                 reader.list_flows(agent="agent1", limit=5)
                 reader.compact(wait=0)
+                # Writers open, rotate and get compacted meanwhile: never a false alarm.
+                report = reader.verify()
+                if not report.ok:
+                    failures.append(AssertionError(report.breaks))
+                    return
         except BaseException as exc:  # surfaced in the main thread below
             failures.append(exc)
 
@@ -106,18 +111,19 @@ def test_eight_writers_and_a_concurrent_reader_lose_and_duplicate_nothing(tmp_pa
     con.close()
     assert rows == distinct == total
     assert verify_traces(reader).ok
+    assert verify_traces(reader, full=True).ok
 
 
 CRASHING_COMPACTOR = """
 import os, sys
 from pathlib import Path
-import mir.traces.store as store_module
+import mir.traces.compaction as compaction_module
 from mir.traces import TraceStore
 
 def killed(*args, **kwargs):
     os._exit(9)  # the process dies after the load committed, before any file is deleted
 
-store_module.remove_compacted = killed
+compaction_module.remove_compacted = killed
 TraceStore(Path(sys.argv[1]), environ={}).compact()
 """
 
@@ -138,6 +144,7 @@ def test_a_compactor_killed_between_load_and_delete_double_counts_nothing(tmp_pa
     assert sorted(p.name for p in store.segments_dir.glob("*.jsonl")) == files_before
 
     assert store.count_events() == 30  # loaded rows and leftover files overlap: read once
+    assert verify_traces(store).ok  # the manifest already says they were compacted
     result = store.compact()
     assert (result.segments, result.events) == (len(files_before), 0)
     con = duckdb.connect(str(store.db_path), read_only=True)

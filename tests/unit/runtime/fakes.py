@@ -119,7 +119,7 @@ class MemoryTraces:
         self.appends += 1
         self.events.extend(events)
 
-    def flow(self, flow_id: str) -> list[TraceEvent]:
+    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
         return sorted((e for e in self.events if e.flow_id == flow_id), key=lambda e: e.seq)
 
 

@@ -4,7 +4,6 @@ import pytest
 
 from mir.errors import UsageError
 from mir.traces import TraceEvent, find_flow, parse_since, verify_traces
-from mir.traces.integrity import ChainLine
 
 from .conftest import decision_flow
 
@@ -18,9 +17,6 @@ class FakeReader:
 
     def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]:
         return sorted(f for f in self.flows if f.startswith(prefix))[:limit]
-
-    def chain(self) -> tuple[list[ChainLine], dict[str, tuple[int, str]]]:
-        return [], {}
 
 
 READER = FakeReader({f: decision_flow(f) for f in ("abc123", "abd456", "x")})
@@ -53,6 +49,9 @@ def test_unreadable_since_is_a_usage_error():
         parse_since("yesterday-ish")
 
 
-def test_verify_of_an_empty_store_is_ok():
-    report = verify_traces(READER)
+def test_verify_of_an_empty_store_is_ok(tmp_path):
+    from mir.traces import TraceStore
+
+    report = verify_traces(TraceStore(tmp_path / "traces", environ={}))
     assert report.ok and report.lines == 0
+    assert not (tmp_path / "traces").exists()  # reading creates nothing

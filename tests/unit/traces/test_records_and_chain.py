@@ -1,10 +1,12 @@
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 from mir.traces import TraceEvent
-from mir.traces.integrity import ChainLine, check_chain
+from mir.traces.chains import scan_segment
 from mir.traces.records import (
     EVENT_FIELDS,
     canonical_body,
+    encode_line,
     event_from_fields,
     genesis,
     link,
@@ -16,14 +18,22 @@ from mir.traces.redaction import Redactor
 from .conftest import decision_flow
 
 
-def chain_of(segment: str, events: list[TraceEvent]) -> list[ChainLine]:
+def chain_lines(segment: str, events: list[TraceEvent]) -> list[str]:
     lines, prev = [], genesis(segment)
     for n, event in enumerate(events):
         body = stored_body(event, Redactor())
-        digest = link(prev, body)
-        lines.append(ChainLine(segment, n, digest, body, event.event_id))
-        prev = digest
+        prev = link(prev, body)
+        lines.append(encode_line(n, prev, body))
     return lines
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(lines))
+    return path
+
+
+def chain_file(path: Path, events: list[TraceEvent]) -> Path:
+    return write(path, chain_lines(path.name, events))
 
 
 def test_every_event_field_is_stored():
@@ -64,48 +74,44 @@ def test_secrets_are_redacted_before_hashing():
     assert body.count("[REDACTED]") == 3
 
 
-def test_an_intact_chain_verifies():
-    report = check_chain(chain_of("s1", decision_flow("f1")) + chain_of("s2", decision_flow("f2")))
-    assert report.ok
-    assert (report.segments, report.lines) == (2, 6)
+def test_an_intact_chain_verifies(tmp_path):
+    scan = scan_segment(chain_file(tmp_path / "s1", decision_flow("f1")))
+    assert (scan.breaks, scan.lines, scan.checked, scan.torn) == ([], 3, 3, False)
 
 
-def test_an_edited_line_is_detected():
-    lines = chain_of("s1", decision_flow("f1"))
-    edited = lines[1].body.replace('"cost_usd":0.0015', '"cost_usd":0.0')
-    assert edited != lines[1].body
-    lines[1] = ChainLine("s1", 1, lines[1].digest, edited, lines[1].event_id)
-    report = check_chain(lines)
-    assert [(b.line, b.event_id) for b in report.breaks] == [(1, lines[1].event_id)]
+def test_an_edited_line_is_detected(tmp_path):
+    lines = chain_lines("s1", decision_flow("f1"))
+    lines[1] = lines[1].replace('"cost_usd":0.0015', '"cost_usd":0.0')
+    scan = scan_segment(write(tmp_path / "s1", lines))
+    assert [(b.line, "edited" in b.problem) for b in scan.breaks] == [(1, True)]
 
 
-def test_a_removed_line_is_detected():
-    lines = chain_of("s1", decision_flow("f1"))
+def test_a_removed_line_is_detected(tmp_path):
+    lines = chain_lines("s1", decision_flow("f1"))
     del lines[1]
-    assert [b.line for b in check_chain(lines).breaks] == [2]
+    scan = scan_segment(write(tmp_path / "s1", lines))
+    assert [(b.line, "out of place" in b.problem) for b in scan.breaks] == [(1, True)]
 
 
-def test_a_rehashed_forgery_still_breaks_the_next_link():
-    lines = chain_of("s1", decision_flow("f1"))
-    forged = lines[1].body.replace('"cost_usd":0.0015', '"cost_usd":0.0')
-    lines[1] = ChainLine("s1", 1, link(lines[0].digest or "", forged), forged)
-    assert [b.line for b in check_chain(lines).breaks] == [2]
+def test_a_rehashed_forgery_still_breaks_the_next_link(tmp_path):
+    lines = chain_lines("s1", decision_flow("f1"))
+    body = "{" + lines[1].split('",', 1)[1].rstrip("\n").replace(
+        '"cost_usd":0.0015', '"cost_usd":0.0'
+    )
+    prev = lines[0].split('"hash":"', 1)[1][:64]
+    lines[1] = encode_line(1, link(prev, body), body)
+    scan = scan_segment(write(tmp_path / "s1", lines))
+    assert [b.line for b in scan.breaks] == [2]
 
 
-def test_removed_last_lines_are_detected_against_the_compaction_record():
-    lines = chain_of("s1", decision_flow("f1"))
-    recorded = {"s1": (3, lines[-1].digest or "")}
-    assert check_chain(lines, recorded).ok
-    assert not check_chain(lines[:-1], recorded).ok
+def test_a_line_moved_to_another_segment_is_detected(tmp_path):
+    lines = chain_lines("s1", decision_flow("f1"))
+    scan = scan_segment(write(tmp_path / "s2", lines))  # the first link names the segment
+    assert [b.line for b in scan.breaks] == [0]
 
 
-def test_a_line_moved_to_another_segment_is_detected():
-    lines = chain_of("s1", decision_flow("f1"))
-    moved = [ChainLine("s2", line.n, line.digest, line.body) for line in lines]
-    assert [b.line for b in check_chain(moved).breaks] == [0]
-
-
-def test_the_digest_changes_with_the_content():
-    a = check_chain(chain_of("s1", decision_flow("f1")))
-    b = check_chain(chain_of("s1", decision_flow("f2")))
-    assert a.digest != b.digest
+def test_a_torn_last_line_is_not_a_break(tmp_path):
+    lines = chain_lines("s1", decision_flow("f1"))
+    lines[-1] = lines[-1][:40]
+    scan = scan_segment(write(tmp_path / "s1", lines))
+    assert (scan.breaks, scan.lines, scan.torn) == ([], 2, True)
