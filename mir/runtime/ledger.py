@@ -217,18 +217,12 @@ class SqliteExecutionLedger:
         record = _json(self.redact(dict(info)))
 
         def body(con: sqlite3.Connection) -> bool:
-            if flow_id is not None:
+            by = str(info.get("by", "its run"))
+            if flow_id is not None and not self._insert_flow(con, str(flow_id), "executing", by):
                 row = con.execute(f"{_FLOW} WHERE flow_id = ?", (flow_id,)).fetchone()
-                if row is None:
-                    self._insert_flow(
-                        con, str(flow_id), "executing", str(info.get("by", "its run"))
-                    )
-                elif row[5] != self._owner:
+                if row[5] != self._owner:
                     raise FlowAlreadyDecided.held_by(_holder(row))
-                else:
-                    con.execute(
-                        "UPDATE flows SET state = 'executing' WHERE flow_id = ?", (flow_id,)
-                    )
+                con.execute("UPDATE flows SET state = 'executing' WHERE flow_id = ?", (flow_id,))
             cursor = con.execute(
                 "INSERT INTO executions (key, claimed_us, info) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO NOTHING",
@@ -306,12 +300,14 @@ class SqliteExecutionLedger:
             )
         )
 
-    def _insert_flow(self, con: sqlite3.Connection, flow_id: str, state: str, by: str) -> None:
-        con.execute(
+    def _insert_flow(self, con: sqlite3.Connection, flow_id: str, state: str, by: str) -> bool:
+        """Hold the flow if nobody does; False when a row is there already."""
+        cursor = con.execute(
             "INSERT INTO flows (flow_id, state, by, at_us, owner, host, pid, started) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING",
             (flow_id, state, by, _now_us(), self._owner, self._host, self._pid, self._started),
         )
+        return cursor.rowcount == 1
 
     # -- migration -----------------------------------------------------------------
 
