@@ -15,7 +15,10 @@ The SQLite ledger also runs N processes claiming the same keys at once (at most 
 claim per key across them, and the throughput under contention). Default fsync off in
 both (``[tool.mir.traces] fsync = false``); ``--fsync`` measures the durable setting.
 
-    python bench/ledger.py [--sizes 100000 1000000] [--processes 4] [--fsync]
+    python bench/ledger.py [--sizes 100000 1000000] [--repeat 3] [--processes 4] [--fsync]
+
+Sizes up to 100k run ``--repeat`` times, the two ledgers alternating, best of each;
+larger sizes once (1M file-per-key claims take minutes and 4 GB of disk blocks).
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--fsync", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="best of N (sizes <= 100k)")
     args = parser.parse_args()
     columns = ("claims/s", 10), ("files", 10), ("disk/decision", 15), ("cold lookup", 13)
     head = "".join(f"{name:>{width}}" for name, width in columns)
@@ -178,19 +182,27 @@ def main() -> int:
     print(f"{'decisions':>10}  {'ledger':<22}{head}", flush=True)
     ratios = []
     for count in args.sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            results = {}
-            for kind in ("files", "sqlite"):
-                results[kind] = r = measure(kind, Path(tmp), count, args.fsync)
-                name = "file per key (before)" if kind == "files" else "SQLite (now)"
-                print(
-                    f"{count:>10,}  {name:<22}{r['rate']:>10,.0f}{r['files']:>10,}"
-                    f"{r['bytes']:>13,.0f} B{r['lookup'] * 1000:>10.2f} ms",
-                    flush=True,
-                )
-            old, new = results["files"], results["sqlite"]
-            speed = new["rate"] / old["rate"]
-            ratios.append((count, speed, old["bytes"] / new["bytes"], old["files"] / new["files"]))
+        best: dict[str, dict[str, float]] = {}
+        # Best of N, the two ledgers alternating: load from other jobs on this shared
+        # machine moves either one by 3x from minute to minute.
+        for run_no in range(args.repeat if count <= 100_000 else 1):
+            order = ("files", "sqlite") if run_no % 2 == 0 else ("sqlite", "files")
+            for kind in order:
+                with tempfile.TemporaryDirectory() as tmp:
+                    r = measure(kind, Path(tmp), count, args.fsync)
+                if kind not in best or r["rate"] > best[kind]["rate"]:
+                    best[kind] = r
+        for kind in ("files", "sqlite"):
+            r = best[kind]
+            name = "file per key (before)" if kind == "files" else "SQLite (now)"
+            print(
+                f"{count:>10,}  {name:<22}{r['rate']:>10,.0f}{r['files']:>10,}"
+                f"{r['bytes']:>13,.0f} B{r['lookup'] * 1000:>10.2f} ms",
+                flush=True,
+            )
+        old, new = best["files"], best["sqlite"]
+        speed = new["rate"] / old["rate"]
+        ratios.append((count, speed, old["bytes"] / new["bytes"], old["files"] / new["files"]))
     names = ("speed (SQLite / files)", "disk (files / SQLite)", "files (files / SQLite)")
     print(f"\n{'decisions':>10}  " + "".join(f"{name:>25}" for name in names))
     for count, speed, space, files in ratios:
