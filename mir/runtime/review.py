@@ -167,7 +167,7 @@ def _check_phase(flow: StoredFlow, verdict: Verdict, holder: FlowHolder | None) 
     interrupted one for a reject (it may have executed), an unfinished one (exit 2)."""
     if flow.phase == "ended" and flow.status is not None:
         settled = holder is not None and holder.final is not None
-        by = holder.by if settled and holder else (flow.reviewed_by or "its run")
+        by = holder.by if holder is not None and settled else flow.reviewed_by or "its run"
         raise FlowAlreadyDecided(flow.flow_id, flow.status, by, flow.since)
     if flow.phase == "ended" or flow.decision is None:
         raise UsageError(

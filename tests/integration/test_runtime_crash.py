@@ -188,3 +188,24 @@ def test_a_replay_after_a_crash_before_the_claim_checks_the_ttl(app: Path):
     record = json.loads(out)
     assert record["status"] == "stale" and record["reasons"][-1] == "ttl_expired"
     assert record["executed"] is False and executions(app) == []
+
+
+def test_a_claim_in_the_older_folder_ledger_still_stops_a_replay(app: Path, tmp_path: Path):
+    """A project upgraded from the file-per-key ledger: the claim file of a run killed
+    inside its executor is imported on first use, so the replay is still in doubt."""
+    (app / "r.jsonl").write_text(json.dumps(json.dumps(GOOD)) + "\n")
+    hold = tmp_path / "hold"
+    args = ("--input", INPUT, "--provider", "scripted", "--responses", "r.jsonl")
+    kill_inside_executor(mir(app, "run", "agent", "refunds.triage", *args, hold=hold), hold)
+    flow_id = only_flow(app)
+    key = hold.with_name(hold.name + ".started").read_text()
+    state = app / ".mir"
+    for name in ("executions.db", "executions.db-wal", "executions.db-shm"):
+        (state / name).unlink(missing_ok=True)  # as an older mir left it: no database
+    (state / "executions").mkdir()
+    (state / "executions" / key).write_text(json.dumps({"flow_id": flow_id}) + "\n")
+    record = replay(app, flow_id)
+    assert record["reasons"][-1] == "execution_in_doubt" and executions(app) == []
+    assert not (state / "executions").exists()
+    with sqlite3.connect(state / "executions.db") as con:
+        assert con.execute("SELECT key, outcome FROM executions").fetchall() == [(key, None)]
