@@ -1,7 +1,7 @@
 """The runtime's library API and composition root (the CLI calls exactly these).
 
-``load_agent`` wires production adapters by default (DuckDB-backed trace store, file
-ledger, agents.json, ``mir.inference.provider_for``); every one of them can be passed in,
+``load_agent`` wires production adapters by default (DuckDB-backed trace store, SQLite
+execution ledger, agents.json, ``mir.inference.provider_for``); every one of them can be passed in,
 which is how the tests build a whole runtime with fakes.
 """
 
@@ -20,7 +20,7 @@ from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
 from mir.runtime.flow import DecisionFlow
-from mir.runtime.ledger import FileExecutionLedger
+from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.progress import observed
@@ -39,9 +39,16 @@ def _project(project: str | Path | None, near: Path | None = None) -> Project:
     return find_project(Path(project) if project is not None else near)
 
 
-def _ledger(project: Project) -> FileExecutionLedger:
+def _ledger(project: Project, traces: TraceSink) -> SqliteExecutionLedger:
+    """The project's one ledger file; an older ``executions/`` folder is migrated into it."""
     fsync = project.section("traces", TraceSettings).fsync
-    return FileExecutionLedger(project.state_dir / "executions", fsync=fsync)
+    return SqliteExecutionLedger(
+        project.state_dir / "executions.db",
+        fsync=fsync,
+        # results and errors are redacted like trace events (a fake sink has no redactor)
+        redact=getattr(traces, "redact", None),
+        legacy=project.state_dir / "executions",
+    )
 
 
 class Agent:
@@ -75,6 +82,9 @@ class Agent:
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
+        closing = getattr(self.deps.ledger, "close", None)
+        if closing is not None:
+            closing()
         if self._owns_traces:
             self.deps.traces.close()  # type: ignore[attr-defined]
 
@@ -157,9 +167,10 @@ def load_agent(
     contract_path = resolve_contract(str(ref), proj)
     parts = _override_routes(load_parts(contract_path, proj.root), provider)
     owns = traces is None
+    sink = traces if traces is not None else TraceStore.for_project(proj)
     deps = RuntimeDeps(
-        traces=traces if traces is not None else TraceStore.for_project(proj),
-        ledger=_ledger(proj),
+        traces=sink,
+        ledger=_ledger(proj, sink),
         states=AgentStateFile(proj.state_dir / "agents.json"),
         providers=_Providers(proj, provider, Path(responses) if responses else None),
         clock=_now,
@@ -179,6 +190,7 @@ def _resume(
 ) -> DecisionRecord:
     proj = _project(project)
     store = traces if traces is not None else TraceStore.for_project(proj)
+    ledger = _ledger(proj, store)
     try:
         # Tamper evidence is what lets a later process act on a stored decision: the
         # events are re-hashed against the chain and the manifest before anything runs.
@@ -196,7 +208,7 @@ def _resume(
         parts = load_parts(resolve_contract(str(stored_path), proj), proj.root)
         deps = RuntimeDeps(
             traces=store,
-            ledger=_ledger(proj),
+            ledger=ledger,
             states=AgentStateFile(proj.state_dir / "agents.json"),
             providers=_Providers(proj, None, None),
             clock=_now,
@@ -209,8 +221,10 @@ def _resume(
             by=by or current_user(),
             reason=reason,
             current_context=context,
+            reload=lambda: store.flow(stored.flow_id),
         )
     finally:
+        ledger.close()
         if traces is None:
             store.close()  # type: ignore[attr-defined]
 

@@ -7,8 +7,11 @@ crash, so the rules below hold for all of them:
   hash makes the decision STALE, never executed;
 * the decision is re-validated against the contract at execution time (TTL, limits,
   role): an approval does not revive an expired or since-forbidden decision;
-* the idempotency key is claimed in the ledger BEFORE the executor runs (step 6): a
-  replay after a crash finds the claim and executes nothing twice.
+* the idempotency key is claimed in the ledger BEFORE the executor runs (step 6), in
+  the same transaction as the flow's outcome: a replay after a crash finds the claim
+  and executes nothing twice, and a reviewer racing the run is told it is executing;
+* a flow resumed under a claim (approve, reject, replay) settles that claim with its
+  final status once the ``final`` event is on disk.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class Tail:
     deps: RuntimeDeps
     rec: FlowRecorder
     state: FlowState
+    by: str = "its run"  # who executes, named to a reviewer who races this flow
+    holds_flow: bool = False  # resumed under a flow claim: settle it when finished
 
     def finish(
         self,
@@ -79,6 +84,8 @@ class Tail:
             data={"record": record.model_dump()},
         )
         self.rec.flush()
+        if self.holds_flow:  # only now: a settled claim without its final event would lie
+            self.deps.ledger.settle_flow(self.state.flow_id, status)
         return record
 
     def record(
@@ -163,13 +170,19 @@ class Tail:
             )
         return self.run_executor(decision, status_ok, reasons)
 
+    def params(self, decision: Mapping[str, Any]) -> dict[str, Any]:
+        spec = self.parts.contract.decision
+        skip = {spec.action_field, spec.confidence_field}
+        return {k: v for k, v in decision.items() if k not in skip}
+
+    def key(self, decision: Mapping[str, Any]) -> str:
+        return idempotency_key(self.state.flow_id, EXECUTE_STEP, self.params(decision))
+
     def run_executor(
         self, decision: Mapping[str, Any], status_ok: FlowStatus, reasons: list[str]
     ) -> DecisionRecord:
-        spec = self.parts.contract.decision
-        action = decision[spec.action_field]
-        skip = {spec.action_field, spec.confidence_field}
-        params = {k: v for k, v in decision.items() if k not in skip}
+        action = decision[self.parts.contract.decision.action_field]
+        params = self.params(decision)
         key = idempotency_key(self.state.flow_id, EXECUTE_STEP, params)
         self.rec.emit(
             "execute",
@@ -184,7 +197,12 @@ class Tail:
             },
         )
         self.rec.flush()  # the decision is on disk before the side effect can happen
-        info = {"flow_id": self.state.flow_id, "agent": self.parts.name, "action": action}
+        info = {
+            "flow_id": self.state.flow_id,
+            "agent": self.parts.name,
+            "action": action,
+            "by": self.by,
+        }
         if not self.deps.ledger.claim(key, info):
             outcome = self.deps.ledger.outcome(key)
             code = (

@@ -1,15 +1,21 @@
 """Resuming a flow in a later process, from its stored events alone.
 
 ``mir approve`` / ``mir reject`` pick up a flow that waits for review; ``approve`` also
-replays a flow whose process died after claiming execution (the ledger then reports
-``already_executed`` or ``execution_in_doubt`` and nothing runs twice). Everything the
-resume needs (input, context, state hash, role, creation time for the TTL, the decision
-and how it was reached) was written into the events' ``data`` when the flow paused.
+replays a flow whose process died after recording its decision for execution. Everything
+the resume needs (input, context, state hash, role, creation time for the TTL, the
+decision and how it was reached) was written into the events' ``data`` when it paused.
+
+One outcome per flow: every resume first claims the flow in the ledger (first writer
+wins, see ``ledger.py``); the loser writes nothing and is told who holds the flow and how
+far they got (``FlowAlreadyDecided``, exit 1). A replay executes nothing twice: when the
+ledger holds a claim for the decision's key, it reports ``already_executed`` or
+``execution_in_doubt``; when it holds none, the executor never ran, and the decision is
+checked like a first run (re-check of the world, TTL, limits, role) before it may run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from time import perf_counter
@@ -17,12 +23,13 @@ from typing import Any, Literal
 
 from mir.errors import UsageError
 from mir.runtime.execution import FlowState, Tail
-from mir.runtime.ports import AgentParts, RuntimeDeps
+from mir.runtime.ports import AgentParts, FlowAlreadyDecided, FlowHolder, RuntimeDeps
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
 from mir.traces import TraceEvent
 
 Verdict = Literal["approve", "reject"]
+CLAIMED = {"approve": "approved", "reject": "rejected"}  # a flow's state once claimed
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,8 @@ class StoredFlow:
     reasons: list[str]
     state: FlowState
     next_seq: int
+    since: str = "?"  # when it reached its phase (final, claim or pending event)
+    reviewed_by: str | None = None  # who reviewed it last, if anyone
 
 
 def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
@@ -56,12 +65,14 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         None,
     )
     pending = next((e for e in reversed(events) if e.status == "pending_review"), None)
+    final = next((e for e in reversed(events) if e.step == "final"), None)
+    reviews = [e for e in events if e.step == "review" and "by" in e.data]
     if claim is not None and not any(e.step == "final" for e in events if e.seq > claim.seq):
-        phase, source = "interrupted", claim.data
+        phase, source, since = "interrupted", claim.data, claim.at
     elif status == "pending_review" and pending is not None:
-        phase, source = "pending", pending.data
+        phase, source, since = "pending", pending.data, pending.at
     else:
-        phase, source = "ended", {}
+        phase, source, since = "ended", {}, final.at if final is not None else None
     state = FlowState(
         flow_id=flow_id,
         role=str(snap.get("role", "agent")),
@@ -87,6 +98,8 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         reasons=list(source.get("reasons", [])),
         state=state,
         next_seq=events[-1].seq + 1,
+        since=since.isoformat(timespec="seconds") if since is not None else "?",
+        reviewed_by=next((str(e.data["by"]) for e in reversed(reviews)), None),
     )
 
 
@@ -99,19 +112,29 @@ def resume_flow(
     by: str,
     reason: str | None = None,
     current_context: Mapping[str, Any] | None = None,
+    reload: Callable[[], Sequence[TraceEvent]] | None = None,
 ) -> DecisionRecord:
-    if flow.phase == "ended" or flow.decision is None:
-        raise UsageError(
-            f"flow {flow.flow_id} is {flow.status or 'unfinished'}, not pending review",
-            hint=f"see `mir traces show {flow.flow_id}`",
-        )
-    if flow.phase == "interrupted" and verdict == "reject":
-        raise UsageError(
-            f"flow {flow.flow_id} already started executing; it cannot be rejected",
-            hint=f"run `mir approve {flow.flow_id}` to replay it safely",
-        )
+    """Approve, reject or replay ``flow`` under its one claim.
+
+    ``reload`` reads the flow's events again: needed after taking over the claim of a
+    process that died, which may have written more events since ``flow`` was read.
+    """
+    ledger = deps.ledger
+    _check_phase(flow, verdict, ledger.holder(flow.flow_id))
+    state = "replaying" if flow.phase == "interrupted" else CLAIMED[verdict]
+    claim = ledger.claim_flow(flow.flow_id, state, by=by)
+    if not claim.won:
+        assert claim.holder is not None
+        raise FlowAlreadyDecided.held_by(claim.holder)
+    if claim.holder is not None and reload is not None:
+        flow = read_flow(flow.flow_id, reload())
+        if flow.phase == "ended" and flow.status is not None:
+            ledger.settle_flow(flow.flow_id, flow.status)  # it did end: record how
+        elif flow.phase != "pending" and (flow.phase == "ended" or verdict == "reject"):
+            ledger.release_flow(flow.flow_id)
+        _check_phase(flow, verdict, None)
     rec = FlowRecorder(deps.traces, flow.flow_id, parts.name, next_seq=flow.next_seq)
-    tail = Tail(parts, deps, rec, flow.state)
+    tail = Tail(parts, deps, rec, flow.state, by=by, holds_flow=True)
     now = deps.clock()
     review = {
         "verdict": verdict,
@@ -121,19 +144,38 @@ def resume_flow(
         # The decision is validated against the contract as it is NOW; say if it moved.
         "contract_changed": parts.contract_hash != flow.contract_hash,
     }
+    decision = flow.decision
+    assert decision is not None
+    status_ok = flow.status_ok  # type: ignore[assignment]
     if flow.phase == "interrupted":
-        # Straight to the ledger: the world may have changed *because* the executor ran,
-        # so a re-check here would wrongly call a completed action stale.
         rec.emit("review", data={**review, "verdict": "replay"})
-        return tail.run_executor(flow.decision, flow.status_ok, flow.reasons)  # type: ignore[arg-type]
+        if ledger.claimed(tail.key(decision)):
+            # Straight to the ledger: the executor may have run, and the world may have
+            # changed *because* it did; a re-check would call a completed action stale.
+            return tail.run_executor(decision, status_ok, flow.reasons)
+        # No claim: the process died before it, so the executor never ran. Nothing
+        # vouches for the decision any more: check it like a first run.
+        return tail.execute(decision, status_ok, flow.reasons, current_context=current_context)
     rec.emit("review", data=review)
     if verdict == "reject":
-        return tail.finish(
-            "rejected", [*flow.reasons, ReasonCode.REJECTED_BY_REVIEWER], flow.decision
+        return tail.finish("rejected", [*flow.reasons, ReasonCode.REJECTED_BY_REVIEWER], decision)
+    return tail.execute(decision, status_ok, flow.reasons, current_context=current_context)
+
+
+def _check_phase(flow: StoredFlow, verdict: Verdict, holder: FlowHolder | None) -> None:
+    """Refuse what cannot be resumed: an ended flow (exit 1, its real outcome), an
+    interrupted one for a reject (it may have executed), an unfinished one (exit 2)."""
+    if flow.phase == "ended" and flow.status is not None:
+        settled = holder is not None and holder.final is not None
+        by = holder.by if holder is not None and settled else flow.reviewed_by or "its run"
+        raise FlowAlreadyDecided(flow.flow_id, flow.status, by, flow.since)
+    if flow.phase == "ended" or flow.decision is None:
+        raise UsageError(
+            f"flow {flow.flow_id} is {flow.status or 'unfinished'}, not pending review",
+            hint=f"see `mir traces show {flow.flow_id}`",
         )
-    return tail.execute(
-        flow.decision,
-        flow.status_ok,  # type: ignore[arg-type]
-        flow.reasons,
-        current_context=current_context,
-    )
+    if flow.phase == "interrupted" and verdict == "reject":
+        hint = f"it cannot be rejected; run `mir approve {flow.flow_id}` to replay it safely"
+        if holder is not None and holder.final is None:
+            raise FlowAlreadyDecided.held_by(holder, hint=hint)
+        raise FlowAlreadyDecided(flow.flow_id, "executing", "its run", flow.since, hint=hint)

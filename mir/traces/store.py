@@ -162,6 +162,11 @@ class TraceStore:
         if rotated:
             self._compact_in_background()
 
+    def redact(self, value: Any) -> Any:
+        """``value`` (a JSON-like value) with this store's secrets replaced: for records
+        kept next to the traces (the execution ledger), so they leak nothing either."""
+        return self._redactor.value(value)
+
     def close(self) -> None:
         """Close this process's segment (it becomes compactable); waits for a background
         compaction this store started."""

@@ -153,7 +153,9 @@ def test_low_confidence_then_approve_in_a_later_process(run_mir, app: Path):
     assert after["status"] == "executed" and after["flow_id"] == record["flow_id"]
     assert len(executed(app)) == 1
     again = run_mir("approve", record["flow_id"], cwd=app)
-    assert again.returncode == 2 and "not pending review" in again.stderr
+    # the second reviewer is told the flow's real outcome, who decided and when
+    assert again.returncode == 1
+    assert f"flow {record['flow_id']} is already executed (by ana, at " in again.stderr
     assert len(executed(app)) == 1
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +14,7 @@ from mir.contracts import AgentContract, Route
 from mir.inference import Message, ModelRequest, ModelResponse, ProviderError
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.integrity import IntegrityCheck
-from mir.runtime.ports import AgentParts, RuntimeDeps
+from mir.runtime.ports import AgentParts, FlowAlreadyDecided, FlowClaim, FlowHolder, RuntimeDeps
 from mir.runtime.prompting import PromptVariables, RenderedPrompt
 from mir.traces import TraceEvent
 
@@ -125,10 +125,26 @@ class MemoryTraces:
 
 @dataclass
 class MemoryLedger:
+    """One process's view of a shared ledger: ``other()`` is a second process on the same
+    claims (a different holder token, the same dicts)."""
+
     claims: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     outcomes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    flows: dict[str, tuple[str, FlowHolder]] = field(default_factory=dict)
+    owner: str = "me"
+    dead: set[str] = field(default_factory=set)  # owners that "died"
+
+    def other(self, owner: str = "other") -> MemoryLedger:
+        return MemoryLedger(self.claims, self.outcomes, self.flows, owner, self.dead)
 
     def claim(self, key: str, info: Mapping[str, Any]) -> bool:
+        flow_id = info.get("flow_id")
+        if flow_id is not None:
+            held = self.flows.get(flow_id)
+            if held is not None and held[0] != self.owner:
+                raise FlowAlreadyDecided.held_by(held[1])
+            holder = FlowHolder(flow_id, "executing", str(info.get("by")), "now")
+            self.flows[flow_id] = (self.owner, holder)
         if key in self.claims:
             return False
         self.claims[key] = info
@@ -139,6 +155,34 @@ class MemoryLedger:
 
     def outcome(self, key: str) -> Mapping[str, Any] | None:
         return self.outcomes.get(key)
+
+    def claimed(self, key: str) -> bool:
+        return key in self.claims
+
+    def claim_flow(self, flow_id: str, state: str, *, by: str) -> FlowClaim:
+        held = self.flows.get(flow_id)
+        mine = (self.owner, FlowHolder(flow_id, state, by, "now"))
+        if held is None or held[0] == self.owner:
+            self.flows[flow_id] = mine
+            return FlowClaim(won=True)
+        if held[1].final is None and held[0] in self.dead:
+            self.flows[flow_id] = mine
+            return FlowClaim(won=True, holder=held[1])
+        return FlowClaim(won=False, holder=held[1])
+
+    def holder(self, flow_id: str) -> FlowHolder | None:
+        held = self.flows.get(flow_id)
+        return held[1] if held else None
+
+    def settle_flow(self, flow_id: str, final: str) -> None:
+        owner, holder = self.flows[flow_id]
+        if owner == self.owner:
+            self.flows[flow_id] = (owner, replace(holder, final=final, state=final))
+
+    def release_flow(self, flow_id: str) -> None:
+        held = self.flows.get(flow_id)
+        if held is not None and held[0] == self.owner and held[1].final is None:
+            del self.flows[flow_id]
 
 
 @dataclass

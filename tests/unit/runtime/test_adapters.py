@@ -1,16 +1,15 @@
-"""The runtime's adapters: template rendering, user-code loading, ledger, agent states."""
+"""The runtime's adapters: template rendering, user-code loading, agent states
+(the execution ledger: ``test_ledger.py``)."""
 
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
 from mir.errors import ConfigError
 from mir.runtime.agent_states import AgentStateFile
-from mir.runtime.ledger import FileExecutionLedger
 from mir.runtime.loading import load_parts
 from mir.runtime.prompting import PromptVariables
 from mir.runtime.templates import JinjaPromptRenderer
@@ -102,28 +101,6 @@ def test_a_decision_model_that_is_not_pydantic_is_refused(project: Path):
         load_parts(contract, project)
 
 
-def test_the_ledger_claims_each_key_once_across_threads(tmp_path: Path):
-    ledger = FileExecutionLedger(tmp_path / "executions")
-    wins: list[bool] = []
-    threads = [
-        threading.Thread(target=lambda: wins.append(ledger.claim("abc123", {}))) for _ in range(16)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert wins.count(True) == 1
-    assert ledger.outcome("abc123") is None
-    ledger.complete("abc123", {"ok": True})
-    assert ledger.outcome("abc123") == {"ok": True}
-    assert FileExecutionLedger(tmp_path / "executions").claim("abc123", {}) is False
-
-
-def test_the_ledger_refuses_keys_that_are_not_digests(tmp_path: Path):
-    with pytest.raises(ValueError):
-        FileExecutionLedger(tmp_path).claim("../etc/passwd", {})
-
-
 def test_agent_states_survive_a_new_reader(tmp_path: Path):
     states = AgentStateFile(tmp_path / "agents.json")
     assert not states.is_suspended("refunds.triage")
@@ -138,11 +115,3 @@ def test_a_corrupt_state_file_is_a_config_error(tmp_path: Path):
     (tmp_path / "agents.json").write_text("{nope")
     with pytest.raises(ConfigError, match="corrupt"):
         AgentStateFile(tmp_path / "agents.json").is_suspended("x")
-
-
-def test_a_torn_outcome_line_is_in_doubt(tmp_path: Path):
-    ledger = FileExecutionLedger(tmp_path, fsync=True)
-    assert ledger.claim("k1", {"flow_id": "f"})
-    with open(tmp_path / "k1", "a") as handle:
-        handle.write('{"ok": tr')  # the process died mid-write
-    assert ledger.outcome("k1") is None
