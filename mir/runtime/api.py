@@ -221,7 +221,7 @@ def _resume(
             by=by or current_user(),
             reason=reason,
             current_context=context,
-            reload=lambda: store.flow(stored.flow_id),
+            reload=lambda: store.flow(stored.flow_id, verify=True),
         )
     finally:
         ledger.close()

@@ -226,12 +226,6 @@ def test_no_secret_in_what_mir_prints_from_traces(desk: Desk) -> None:
     assert leaks("\n".join(printed)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H2 (branch h2-*) redacts .mir/executions records with TraceStore.redact(); until "
-    "that branch is merged the executor's result is stored verbatim there. Delete this marker "
-    "after the merge: strict, so an XPASS fails and says so.",
-)
 def test_no_secret_in_execution_records(desk: Desk) -> None:
     files = state_files(desk, executions=True)
     assert files, "no execution records found"
