@@ -148,13 +148,12 @@ def documented_exit(comment: str) -> int | None:
 def match_key(line: Line, keys: list[tuple[str, str]]) -> tuple[str, str] | None:
     """The longest (section, command prefix) key whose words start ``line``'s words."""
     words = line.words
-    best: tuple[str, str] | None = None
-    for section, prefix in keys:
-        wanted = prefix.split()
-        if section == line.section and words[: len(wanted)] == wanted:
-            if best is None or len(wanted) > len(best[1].split()):
-                best = (section, prefix)
-    return best
+    matching = [
+        (section, prefix)
+        for section, prefix in keys
+        if section == line.section and words[: len(prefix.split())] == prefix.split()
+    ]
+    return max(matching, key=lambda key: len(key[1].split()), default=None)
 
 
 def read_readme(repo: Path) -> list[Block]:
