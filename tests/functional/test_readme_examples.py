@@ -14,9 +14,11 @@ naming itself.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -94,9 +96,15 @@ def check_exit(line: Line, text: str, returncode: int, out: str = "", err: str =
     )
 
 
-def run_as_written(sandbox: Sandbox, line: Line, text: str) -> None:
+def run_as_written(sandbox: Sandbox, line: Line, text: str) -> subprocess.CompletedProcess[str]:
+    """Run the line; a file it names after ``-o`` / ``--output`` / ``>`` must then hold data."""
     result = shell(sandbox, text)
     check_exit(line, text, result.returncode, result.stdout, result.stderr)
+    for flag, target in itertools.pairwise(shlex.split(text)):
+        if flag in ("-o", "--output", ">") and result.returncode == 0:
+            written = sandbox.cwd / target
+            assert written.is_file() and written.stat().st_size, f"{line.where()}: {target} empty"
+    return result
 
 
 def run_until_sigint(sandbox: Sandbox, line: Line, text: str) -> None:
@@ -177,8 +185,7 @@ def _mir_json(sandbox: Sandbox, *args: str):
     return json.loads(result.stdout)
 
 
-def on_a_new_pending_flow(sandbox: Sandbox, line: Line, text: str) -> None:
-    """approve / reject: a flow has one outcome, so each line gets its own pending flow."""
+def new_pending_flow(sandbox: Sandbox) -> str:
     record = _mir_json(
         sandbox,
         "run",
@@ -192,7 +199,25 @@ def on_a_new_pending_flow(sandbox: Sandbox, line: Line, text: str) -> None:
         "pending.jsonl",  # low confidence on every route: a human decides
     )
     assert record["status"] == "pending_review", record
-    run_as_written(sandbox, line, _replace_flow_id(line, text, record["flow_id"]))
+    return str(record["flow_id"])
+
+
+def on_a_new_pending_flow(sandbox: Sandbox, line: Line, text: str) -> None:
+    """approve / reject: a flow has one outcome, so each line gets its own pending flow."""
+    run_as_written(sandbox, line, _replace_flow_id(line, text, new_pending_flow(sandbox)))
+
+
+def listing_finds_flows(sandbox: Sandbox, line: Line, text: str) -> None:
+    """``traces list [filters]``: the example must find something (issue 9: `--agent
+    triage` once found nothing, exit 0). The approvals used up the pending flows, so
+    a ``--status pending_review`` example gets one first."""
+    if "pending_review" in line.words:
+        new_pending_flow(sandbox)
+    result = run_as_written(sandbox, line, text)
+    if "--json" in line.words:
+        assert json.loads(result.stdout), f"{line.where()}: found no flows"
+    else:
+        assert len(result.stdout.strip().splitlines()) > 1, f"{line.where()}: found no flows"
 
 
 def on_a_real_flow_prefix(sandbox: Sandbox, line: Line, text: str) -> None:
@@ -202,7 +227,9 @@ def on_a_real_flow_prefix(sandbox: Sandbox, line: Line, text: str) -> None:
     width = len(_FLOW_PLACEHOLDER.search(text).group())
     prefixes = [flow_id[:width] for flow_id in ids]
     unique = [flow_id for flow_id in ids if prefixes.count(flow_id[:width]) == 1]
-    run_as_written(sandbox, line, _replace_flow_id(line, text, unique[0] if unique else ids[0]))
+    shown = unique[0] if unique else ids[0]
+    result = run_as_written(sandbox, line, _replace_flow_id(line, text, shown))
+    assert shown in result.stdout, f"{line.where()}: flow {shown} is not in the output"
 
 
 HANDLERS: dict[tuple[str, str], Handler] = {
@@ -215,6 +242,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("runtime", "mir approve"): on_a_new_pending_flow,
     ("runtime", "mir reject"): on_a_new_pending_flow,
     ("traces", "mir"): run_as_written,
+    ("traces", "mir traces list"): listing_finds_flows,
     ("traces", "mir traces show"): on_a_real_flow_prefix,
 }
 
