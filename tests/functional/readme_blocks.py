@@ -1,6 +1,8 @@
 """Read README.md's shell examples as data, for ``test_readme_examples.py``.
 
-The README is the source: nothing here copies a command. A *section* is the name in
+The README is the source: nothing here copies a command. Shell blocks are the fenced
+``bash``/``sh``/``shell``/``console`` ones, and the ``run:`` steps of a GitHub workflow
+in a ``yaml`` block. A *section* is the name in
 the nearest ``<!-- section:NAME -->`` marker, else the slug of the last ``## `` heading
 (``quick-start``), so handlers survive edits elsewhere in the file.
 
@@ -32,6 +34,7 @@ _MARKER = re.compile(r"<!--\s*(/?)section:([\w-]+)\s*-->")
 _HEADING = re.compile(r"^##\s+(.*)$")
 _OPTIONAL_FLAG = re.compile(r"\s*\[(--[^\]]+)\]")
 _OPTIONAL_ARG = re.compile(r"\s*\[([A-Z][A-Z_]*)\]")
+_RUN = re.compile(r"^(\s*)(?:-\s+)?run:\s*(.*)$")
 _EXIT = re.compile(r"^exit (\d)\s*(?:$|[:;,(])")
 
 
@@ -88,9 +91,12 @@ def shell_blocks(readme: str) -> list[Block]:
     for number, raw in enumerate(readme.splitlines(), start=1):
         if fence is not None:
             if raw.strip().startswith(fence[0]) and not raw.strip().strip(fence[0][0]):
+                section = marker or heading
                 if fence[1] in SHELL_LANGS:
-                    section = marker or heading
                     blocks.append(Block(section, fence[1], fence[2], _lines(section, fence[3])))
+                elif fence[1] in ("yaml", "yml") and any(r == "jobs:" for _, r in fence[3]):
+                    steps = _workflow_runs(fence[3])
+                    blocks.append(Block(section, "workflow", fence[2], _lines(section, steps)))
                 fence = None
             else:
                 fence[3].append((number, raw))
@@ -102,6 +108,24 @@ def shell_blocks(readme: str) -> list[Block]:
         elif found := _HEADING.match(raw):
             heading = _slug(found.group(1))
     return blocks
+
+
+def _workflow_runs(raw_lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A GitHub workflow's ``run:`` steps are shell too: one-line and ``|`` scripts."""
+    runs: list[tuple[int, str]] = []
+    script_indent: int | None = None
+    for number, raw in raw_lines:
+        indent = len(raw) - len(raw.lstrip())
+        if script_indent is not None and raw.strip() and indent >= script_indent:
+            runs.append((number, raw))
+            continue
+        script_indent = None
+        if found := _RUN.match(raw):
+            if found.group(2).strip() in ("|", ">"):
+                script_indent = len(found.group(1)) + 2
+            else:
+                runs.append((number, found.group(2)))
+    return runs
 
 
 def _lines(section: str, raw_lines: list[tuple[int, str]]) -> tuple[Line, ...]:

@@ -48,6 +48,7 @@ LINE_TIMEOUT_S = 600  # the embedded model on a busy 2-core machine: 0.5-20 s a 
 # Lines of the README that are not run, and why. Keyed like HANDLERS.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("quick-start", "make test"): "CI runs `make test` itself (and it runs this test)",
+    ("lint", "pip install"): "the CI workflow's install step: this venv already has mir",
 }
 
 
@@ -370,3 +371,18 @@ def test_readme_block_runs_as_written(name: str, tmp_path: Path):
                 HANDLERS[key](sandbox, line, text)
                 ran += 1
     assert ran, f"no README line ran for {scenario.sections}: were the sections renamed?"
+
+
+def test_a_workflows_run_steps_are_shell_lines():
+    readme = (
+        "## CI\n\n```yaml\njobs:\n  a:\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: mir lint boundaries --format github  # exit 1: findings\n"
+        "      - name: two\n        run: |\n          mir lint rules\n          mir schema\n```\n"
+    )
+    (block,) = shell_blocks(readme)
+    assert [(li.number, li.text) for li in block.lines] == [
+        (8, "mir lint boundaries --format github"),
+        (11, "mir lint rules"),
+        (12, "mir schema"),
+    ]
+    assert documented_exit(block.lines[0].comment) == 1
