@@ -58,6 +58,7 @@ class Sandbox:
 
     root: Path
     cwd: Path
+    scratch: Path  # the harness's own files, outside the project the lines see
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -73,7 +74,7 @@ def shell_env() -> dict[str, str]:
 
 def shell(sandbox: Sandbox, text: str, *, timeout: float = LINE_TIMEOUT_S):
     """Run one README line in bash from ``sandbox.cwd``; follow any ``cd`` it makes."""
-    where = sandbox.root / ".readme-cwd"
+    where = sandbox.scratch / "cwd"
     script = f'set -e -o pipefail\n{text}\n__rc=$?\npwd > "{where}"\nexit $__rc\n'
     result = subprocess.run(
         ["bash", "-c", script],
@@ -110,7 +111,7 @@ def run_as_written(sandbox: Sandbox, line: Line, text: str) -> subprocess.Comple
 
 def run_until_sigint(sandbox: Sandbox, line: Line, text: str) -> None:
     """``--watch``: wait for it to say it is watching, press Ctrl-C, expect exit 0."""
-    log = sandbox.root / ".watch.log"
+    log = sandbox.scratch / "watch.log"
     with log.open("w") as sink:
         process = subprocess.Popen(
             ["bash", "-c", text],
@@ -152,7 +153,7 @@ def run_the_make_recipe(sandbox: Sandbox, line: Line, text: str) -> None:
         result = subprocess.run(
             ["bash", "-c", f"set -e -o pipefail\n{command}"],
             cwd=REPO,
-            env={**sandbox.env, "TMPDIR": str(sandbox.root)},
+            env={**sandbox.env, "TMPDIR": str(sandbox.scratch)},
             capture_output=True,
             text=True,
             timeout=LINE_TIMEOUT_S,
@@ -358,7 +359,8 @@ def test_readme_block_runs_as_written(name: str, tmp_path: Path):
     blocks = [b for b in read_readme(REPO) if b.section in scenario.sections]
     blocks.sort(key=lambda b: (scenario.sections.index(b.section), b.number))
     root = scenario.make(tmp_path)
-    sandbox = Sandbox(root=root, cwd=root, env=shell_env())
+    (tmp_path / "scratch").mkdir()
+    sandbox = Sandbox(root=root, cwd=root, scratch=tmp_path / "scratch", env=shell_env())
     assert shell(sandbox, "command -v mir").stdout.strip() == str(BIN / "mir")
     ran = 0
     for block in blocks:
