@@ -1,7 +1,8 @@
 """The README's shell examples run as written, so an example that does not work fails CI.
 
 README.md is parsed at test time (``readme_blocks.py``: sections, placeholder rules,
-documented exit codes). Every line of every fenced shell block is either run, through
+documented exit codes). Every line of every fenced shell block (and every ``run:`` step
+of the CI workflow the README shows) is either run, through
 the real installed ``mir`` in ``bash``, in the sandbox of its section, or listed in
 ``NOT_RUN`` with the reason. A line is matched to its handler by (section, the longest
 command prefix), never by line number, so the rest of the README can change freely.
@@ -9,7 +10,9 @@ command prefix), never by line number, so the rest of the README can change free
 Lines of a scenario run in order, each in its own ``bash -c`` with ``set -e -o pipefail``
 in the folder the previous line left (``cd`` carries over), and the first line whose exit
 code is not the one the README documents (0 unless it says otherwise) stops the test,
-naming itself.
+naming itself. A flow id in the README (``3f9c2a1b``, ``3f9c``: 4-32 hex digits) is
+replaced by a real flow id's prefix of the same length; each ``approve`` / ``reject``
+line gets a pending flow of its own, made right before it with the scripted provider.
 """
 
 from __future__ import annotations
