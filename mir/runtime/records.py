@@ -50,6 +50,7 @@ class ReasonCode(StrEnum):
     INPUT_INVALID = "input_invalid"
     BINDING_VIOLATED = "binding_violated"
     CONTEXT_UNAVAILABLE = "context_unavailable"
+    DECISION_REDACTED = "decision_redacted"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(

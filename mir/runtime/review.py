@@ -26,7 +26,7 @@ from mir.runtime.execution import FlowState, Tail
 from mir.runtime.ports import AgentParts, FlowAlreadyDecided, FlowHolder, RuntimeDeps
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
-from mir.traces import TraceEvent
+from mir.traces import REDACTED, TraceEvent
 
 Verdict = Literal["approve", "reject"]
 CLAIMED = {"approve": "approved", "reject": "rejected"}  # a flow's state once claimed
@@ -155,10 +155,16 @@ def resume_flow(
             return tail.run_executor(decision, status_ok, flow.reasons)
         # No claim: the process died before it, so the executor never ran. Nothing
         # vouches for the decision any more: check it like a first run.
+        if _lost_to_redaction(decision):
+            return tail.finish("aborted", [*flow.reasons, ReasonCode.DECISION_REDACTED], decision)
         return tail.execute(decision, status_ok, flow.reasons, current_context=current_context)
     rec.emit("review", data=review)
     if verdict == "reject":
         return tail.finish("rejected", [*flow.reasons, ReasonCode.REJECTED_BY_REVIEWER], decision)
+    if _lost_to_redaction(decision):
+        # Traces keep no secret, so this stored decision is not the one proposed: running
+        # it would execute parameters nobody proposed or reviewed.
+        return tail.finish("aborted", [*flow.reasons, ReasonCode.DECISION_REDACTED], decision)
     return tail.execute(decision, status_ok, flow.reasons, current_context=current_context)
 
 
@@ -179,3 +185,13 @@ def _check_phase(flow: StoredFlow, verdict: Verdict, holder: FlowHolder | None) 
         if holder is not None and holder.final is None:
             raise FlowAlreadyDecided.held_by(holder, hint=hint)
         raise FlowAlreadyDecided(flow.flow_id, "executing", "its run", flow.since, hint=hint)
+
+
+def _lost_to_redaction(value: Any) -> bool:
+    if isinstance(value, str):
+        return REDACTED in value
+    if isinstance(value, Mapping):
+        return any(_lost_to_redaction(k) or _lost_to_redaction(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_lost_to_redaction(v) for v in value)
+    return False

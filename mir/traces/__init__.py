@@ -14,9 +14,11 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.exporters import export_traces
+from mir.traces.redaction import REDACTED
 from mir.traces.store import TraceStore
 
 __all__ = [
+    "REDACTED",
     "ChainBreak",
     "CompactionResult",
     "FlowStatus",

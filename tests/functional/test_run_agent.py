@@ -336,3 +336,17 @@ def test_the_rules_provider_decides_without_a_model(run_mir, app: Path):
     record = json.loads(result.stdout)
     assert record["status"] == "fallback" and record["decision"]["amount"] == 12
     assert record["reasons"] == [] and record["provider"] == "rules"
+
+
+def test_a_pending_decision_that_lost_a_secret_to_redaction_is_not_executed(run_mir, app: Path):
+    # Traces keep no secret, so the stored decision is not the one proposed: executing it
+    # would run parameters nobody proposed or reviewed (and change the idempotency key).
+    proposal = {**GOOD, "confidence": 0.3, "reason": "password=hunter2hunter2"}
+    name = script(app, proposal)
+    _, record = run(run_mir, app, "--provider", "scripted", "--responses", name, "--json")
+    assert record["status"] == "pending_review"
+    approved = run_mir("approve", record["flow_id"], "--json", cwd=app)
+    assert approved.returncode == 1, approved.stderr
+    after = json.loads(approved.stdout)
+    assert after["status"] == "aborted" and "decision_redacted" in after["reasons"]
+    assert executed(app) == []
