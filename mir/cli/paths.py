@@ -22,14 +22,18 @@ def output_file(path: Path, label: str) -> Path:
     return path
 
 
-def output_folder(path: Path, label: str) -> Path:
-    """A folder the command writes into, created if missing (its parent must exist)."""
+def output_folder(path: Path, label: str, *, parents: bool = False) -> Path:
+    """A folder the command writes into, created if missing: its parent must exist, or
+    with ``parents`` (``mir init a/b``, like ``git init``) its nearest existing ancestor."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{label}: {path} is a file, expected a folder", hint="give a folder path")
     if path.is_dir():
         _probe(path, label)
-    else:
-        _writable(path.parent, label, for_path=path)
+        return path
+    parent = path.parent
+    while parents and not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    _writable(parent, label, for_path=path)
     return path
 
 

@@ -27,6 +27,6 @@ def register(app: typer.Typer) -> None:
         from mir.cli.paths import output_folder
         from mir.scaffold import init_project
 
-        output_folder(folder, "FOLDER")
+        output_folder(folder, "FOLDER", parents=True)
 
         render_plan(init_project(folder, dry_run=dry_run), dry_run)

@@ -33,11 +33,17 @@ def one_error_line(result, expected: str) -> None:
         (("schema", "--check", "/nonexistent"), "--check: folder not found: /nonexistent"),
         (("schema", "--check", "pyproject.toml"), "--check: pyproject.toml is a file"),
         (("init", "/proc/foo"), "FOLDER: cannot create files in /proc"),
-        (("init", "no/such/app"), "folder no/such does not exist"),
+        (("init", "pyproject.toml/app"), "pyproject.toml is a file, not a folder"),
     ],
 )
 def test_schema_and_init_paths(run_mir, project: Path, args, expected):
     one_error_line(run_mir(*args, cwd=project), expected)
+
+
+def test_init_creates_missing_parent_folders_like_git_init(run_mir, project: Path):
+    result = run_mir("init", "no/such/app", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert (project / "no" / "such" / "app" / "pyproject.toml").is_file()
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "json", "otlp"])

@@ -113,7 +113,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
     )
     messages = chunks(TEXTS)
     assert len(messages) <= 3, "more samples than three tickets carry: add a flow"
-    messages += [""] * (3 - len(messages))
+    messages += [""] * (4 - len(messages))
     desk = Desk(root)
 
     def ticket(n: int, order: str, customer: str, amount: float) -> dict:
@@ -129,11 +129,19 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
         }  # fmt: skip
 
     # 1: pending review, then approved: executes, the result carries the samples.
+    # (Its own reason holds no secret: a stored decision that lost one to redaction is
+    # not the decision proposed, and approving it aborts; see flow 4.)
     approved = desk.run("approved", ticket(0, "A-1002", "C-002", 149.0),
-                        decision("A-1002", 149.0, 0.5, REASONS[0]))  # fmt: skip
+                        decision("A-1002", 149.0, 0.5, "arrived broken"))  # fmt: skip
     assert approved["status"] == "pending_review", approved
     done = json.loads(desk.mir("approve", approved["flow_id"], "--json", expect=None).stdout)
     assert (done["status"], done["executed"]) == ("executed", True), done
+    # 4: pending review with a secret in the decision's reason: approving aborts.
+    redacted = desk.run("redacted", ticket(3, "A-1004", "C-004", 19.0),
+                        decision("A-1004", 19.0, 0.5, REASONS[0]))  # fmt: skip
+    assert redacted["status"] == "pending_review", redacted
+    out = desk.mir("approve", redacted["flow_id"], "--json", expect=None).stdout
+    assert "decision_redacted" in json.loads(out)["reasons"], out
     # 2: pending review, then rejected with the samples as the reviewer's reason.
     rejected = desk.run("rejected", ticket(1, "A-1003", "C-003", 59.0),
                         decision("A-1003", 59.0, 0.5, REASONS[1]))  # fmt: skip
