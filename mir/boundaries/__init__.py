@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mir.boundaries.cache import code_fingerprint
     from mir.boundaries.composition import lint_boundaries, load_lint_project
     from mir.boundaries.findings import Finding
     from mir.boundaries.formats import render
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from mir.boundaries.watch import watch_boundaries
 
 _WHERE = {
+    "code_fingerprint": "cache",
     "lint_boundaries": "composition",
     "load_lint_project": "composition",
     "Finding": "findings",
@@ -59,6 +61,7 @@ __all__ = [
     "all_rules",
     "cache_folder",
     "check_syntax",
+    "code_fingerprint",
     "decode_source",
     "extract_imports",
     "extract_imports_ast",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,13 +42,15 @@ def linter_fingerprint() -> str:
     scanner or ``IntentDoc`` (an editable install, mir linting itself) invalidates the
     cache instead of serving findings computed by the old code."""
     package = Path(__file__).parent
-    parts = [CACHE_FORMAT]
-    for folder in (
-        package,
-        package / "rules",
-        package.parent / "contracts",
-        package.parent / "project",
-    ):
+    folders = (package, package / "rules", package.parent / "contracts", package.parent / "project")
+    return code_fingerprint(CACHE_FORMAT, folders)
+
+
+def code_fingerprint(tag: str, folders: Iterable[Path]) -> str:
+    """``tag`` plus the name, size and mtime of every ``.py`` file directly in ``folders``:
+    a cache keyed on it is dropped when the code that filled it is edited."""
+    parts = [tag]
+    for folder in folders:
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError:

@@ -7,7 +7,6 @@ run exited 1), and ``[blink red]PAID[/]`` showed as ``PAID``.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,6 @@ import pytest
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 INPUT = json.dumps({"order_id": "A1", "amount": 40, "message": "arrived [bold]broken[/]"})
 REASONS = ["[/bold] x", "[blink red]PAID[/]"]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
-    return root
 
 
 def scripted(root: Path, reason: str, confidence: float = 0.9) -> str:

@@ -4,21 +4,12 @@ and the closest known key; the contract's own fallback decisions are checked at 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 INPUT = json.dumps({"order_id": "A1", "amount": 40, "message": "broken"})
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
-    return root
 
 
 def edit(root: Path, old: str, new: str) -> Path:

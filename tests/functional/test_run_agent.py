@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,6 @@ import pytest
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 GOOD = {"action": "refund", "confidence": 0.9, "amount": 40, "reason": "arrived broken"}
 INPUT = json.dumps({"order_id": "A1", "amount": 40, "message": "arrived broken"})
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
-    return root
 
 
 def script(root: Path, *outputs: object, name: str = "responses.jsonl") -> str:

@@ -51,23 +51,11 @@ class CachedRef(NamedTuple):
 
 
 def _fingerprint() -> str:
+    from mir.boundaries import code_fingerprint  # resolved lazily: a stdlib-only module
+
     package = Path(__file__).resolve().parents[1]
-    parts = [CACHE_FORMAT]
-    for folder in (
-        package,
-        package / "adapters",
-        package / "domain",
-        package.parent / "boundaries",
-    ):
-        try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.endswith(".py"):
-                stat = entry.stat()
-                parts.append(f"{folder.name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return "|".join(parts)
+    folders = (package, package / "adapters", package / "domain", package.parent / "boundaries")
+    return code_fingerprint(CACHE_FORMAT, folders)
 
 
 def _digest(data: bytes | None) -> str | None:
