@@ -61,7 +61,7 @@ def build_app() -> typer.Typer:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the process exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _global_debug_first(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     import typer
 
@@ -94,6 +94,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     code = result if isinstance(result, int) else 0
     return code
+
+
+def _global_debug_first(args: list[str]) -> list[str]:
+    """``--debug`` anywhere before ``--`` is the global flag: the README says "``--debug``
+    shows the traceback" and users add it at the end (``mir lint boundaries --debug``),
+    which click would refuse as an option of the subcommand."""
+    cut = args.index("--") if "--" in args else len(args)
+    head = [arg for arg in args[:cut] if arg != "--debug"]
+    if len(head) == cut:
+        return args
+    return ["--debug", *head, *args[cut:]]
 
 
 def run_main() -> None:  # pragma: no cover - thin wrapper for the console script

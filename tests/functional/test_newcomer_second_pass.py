@@ -1,0 +1,98 @@
+"""Paper cuts found by a second newcomer pass over the README (after issue 9), each
+through the installed ``mir``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import MIR_EXE
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    """``mir init shop`` + one capability + one agent, as the README's scaffold section."""
+    root = tmp_path_factory.mktemp("newcomer") / "shop"
+    for args in (
+        ("init", str(root)),
+        ("new", "capability", "support-desk"),
+        ("new", "agent", "support_desk", "triage", "--action", "reply"),
+    ):
+        cwd = root.parent if args[0] == "init" else root
+        env = {**os.environ, "NO_COLOR": "1"}
+        done = subprocess.run(
+            [str(MIR_EXE), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_schema_accepts_the_name_without_its_suffix(run_mir, tmp_path):
+    # `mir schema` lists `agent-contract.schema.json`; `mir schema agent-contract` is what
+    # a newcomer types next
+    short = run_mir("schema", "agent-contract", cwd=tmp_path)
+    full = run_mir("schema", "agent-contract.schema.json", cwd=tmp_path)
+    assert short.returncode == 0, short.stderr
+    assert short.stdout == full.stdout
+    assert json.loads(short.stdout)["title"] == "AgentContract"
+
+
+def test_an_unknown_schema_name_suggests_the_closest_one(run_mir, tmp_path):
+    result = run_mir("schema", "agent-contrct", cwd=tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "did you mean `agent-contract`?" in line
+    assert "['" not in line  # names listed as words, not as a Python list
+
+
+def test_debug_after_the_command_works_as_before_it(run_mir, tmp_path):
+    # README: "`--debug` shows the traceback"; users put it at the end of the line
+    late = run_mir("schema", "nope", "--debug", cwd=tmp_path)
+    assert "No such option" not in late.stderr
+    assert "Traceback" in late.stderr and "UsageError" in late.stderr
+    plain = run_mir("schema", "nope", cwd=tmp_path)
+    assert plain.returncode == 2 and "Traceback" not in plain.stderr
+
+
+def test_debug_after_lint_boundaries_is_accepted(run_mir, shop):
+    result = run_mir("lint", "boundaries", "--debug", "--no-cache", cwd=shop)
+    assert result.returncode == 0, result.stderr
+    assert "All checks passed" in result.stdout
+
+
+def test_every_intent_doc_problem_is_its_own_finding(run_mir, shop, tmp_path):
+    project = tmp_path / "shop"
+    shutil.copytree(shop, project, ignore=shutil.ignore_patterns(".mir"))
+    intent = project / "capabilities" / "support_desk" / "CLAUDE.md"
+    intent.write_text(
+        intent.read_text().replace("capability: support_desk", "capabilty: support_desk", 1)
+    )
+    result = run_mir("lint", "boundaries", "--format", "json", "--no-cache", cwd=project)
+    assert result.returncode == 1, result.stderr
+    messages = [f["message"] for f in json.loads(result.stdout)["findings"]]
+    assert messages == [
+        "capabilty: unknown key (did you mean `capability`?)",
+        "capability: Field required",
+    ]
+    assert all(f["line"] == 2 for f in json.loads(result.stdout)["findings"])
+
+
+def test_an_agent_named_without_its_capability_is_suggested(run_mir, shop):
+    result = run_mir("run", "agent", "triage", "-i", "{}", "--provider", "rules", cwd=shop)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "did you mean `support_desk.triage`?" in line
+
+
+def test_a_refused_input_says_why(run_mir, shop):
+    result = run_mir(
+        "run", "agent", "support_desk.triage", "-i", "{}", "--provider", "rules", cwd=shop
+    )
+    assert result.returncode == 1
+    assert "input_invalid" in result.stdout
+    assert "'id' is a required property" in result.stdout
+    assert "'summary' is a required property" in result.stdout
