@@ -96,3 +96,43 @@ def test_a_refused_input_says_why(run_mir, shop):
     assert "input_invalid" in result.stdout
     assert "'id' is a required property" in result.stdout
     assert "'summary' is a required property" in result.stdout
+
+
+def _on_terminal(cwd, *args: str, columns: int) -> str:
+    """What a terminal ``columns`` wide shows for ``mir ARGS`` (stdout and stderr)."""
+    import pty
+    import re
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm", "NO_COLOR": "1"}
+    process = subprocess.Popen([str(MIR_EXE), *args], cwd=cwd, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    received = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(master)
+    process.wait(timeout=60)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", received.decode())
+
+
+def test_traces_list_on_a_terminal_keeps_the_agent_whole(run_mir, shop, tmp_path):
+    # a 100-column terminal showed `su…` for the agent and `re…` for the action while the
+    # model file name kept all its 31 characters
+    answer = json.dumps({"action": "reply", "confidence": 0.9, "reason": "known answer"})
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(json.dumps(answer) + "\n")
+    case = json.dumps({"id": "c1", "summary": "How do I reset my password?"})
+    ran = run_mir(
+        "run", "agent", "support_desk.triage", "-i", case,
+        "--provider", "scripted", "--responses", str(replies), cwd=shop,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    shown = _on_terminal(shop, "traces", "list", "--limit", "1", columns=100)
+    [row] = [line for line in shown.splitlines() if "executed" in line]
+    assert "support_desk.triage" in row and " reply " in row
