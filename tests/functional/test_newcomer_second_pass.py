@@ -136,3 +136,19 @@ def test_traces_list_on_a_terminal_keeps_the_agent_whole(run_mir, shop, tmp_path
     shown = _on_terminal(shop, "traces", "list", "--limit", "1", columns=100)
     [row] = [line for line in shown.splitlines() if "executed" in line]
     assert "support_desk.triage" in row and " reply " in row
+
+
+def test_agents_list_on_a_terminal_cuts_no_contract_path(run_mir, shop, tmp_path):
+    # a 120-column terminal showed `capabilities/support_desk/agents/triag…` for both
+    # triage.yaml and triage2.yaml, next to a 32-character timestamp
+    project = tmp_path / "shop"
+    shutil.copytree(shop, project, ignore=shutil.ignore_patterns(".mir"))
+    made = run_mir("new", "agent", "support_desk", "triage2", cwd=project)
+    assert made.returncode == 0, made.stderr
+    run_mir("agents", "suspend", "support_desk.triage2", "--reason", "drift", cwd=project)
+    shown = _on_terminal(project, "agents", "list", columns=120)
+    assert "…" not in shown
+    assert "triage2.yaml" in shown and "drift" in shown
+    assert "2026-" not in shown or "+00:00" not in shown  # a short time on a terminal
+    piped = json.loads(run_mir("agents", "list", "--json", cwd=project).stdout)
+    assert piped[1]["at"].endswith("+00:00")  # --json keeps the full ISO time
