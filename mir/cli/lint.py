@@ -77,11 +77,20 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(report.exit_code)
 
     @lint.command("rules")
-    def rules_command() -> None:
+    def rules_command(
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ) -> None:
         """List every rule with its code (mir's rules, then the import-linter contracts)."""
+        import json
         import sys
 
         header = ("code", "name", "what it checks")
+        if as_json:  # every listing command has --json
+            rows = [
+                dict(zip(("code", "name", "summary"), row, strict=True)) for row in _catalogue()
+            ]
+            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
         if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
             for row in (header, *_catalogue()):
                 typer.echo("\t".join(row))

@@ -152,3 +152,12 @@ def test_agents_list_on_a_terminal_cuts_no_contract_path(run_mir, shop, tmp_path
     assert "2026-" not in shown or "+00:00" not in shown  # a short time on a terminal
     piped = json.loads(run_mir("agents", "list", "--json", cwd=project).stdout)
     assert piped[1]["at"].endswith("+00:00")  # --json keeps the full ISO time
+
+
+def test_lint_rules_has_json_like_every_listing(run_mir, tmp_path):
+    result = run_mir("lint", "rules", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    codes = [row["code"] for row in rows]
+    assert codes[0] == "MIR101" and "IL001" in codes
+    assert set(rows[0]) == {"code", "name", "summary"}
