@@ -180,3 +180,25 @@ def test_the_summary_says_the_contracts_were_checked(run_mir, shop, tmp_path):
     result = run_mir("lint", "boundaries", cwd=project)
     assert result.returncode == 0, result.stderr
     assert "1 contract" in result.stdout
+
+
+def test_the_readme_list_flows_example_finds_the_agents_flows(run_mir, shop, tmp_path):
+    # README (traces, "From Python"): `store.list_flows(agent="triage", ...)` found nothing;
+    # the Python API matches the full name, only the CLI's --agent takes the short one
+    import re
+
+    from mir.project import find_project
+    from mir.traces import TraceStore
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [agent] = re.findall(r'store\.list_flows\(agent="([^"]+)"', readme)
+    project = tmp_path / "shop"
+    shutil.copytree(shop, project, ignore=shutil.ignore_patterns(".mir"))
+    case = json.dumps({"id": "c1", "summary": "x"})
+    ran = run_mir(
+        "run", "agent", "support_desk.triage", "-i", case, "--provider", "rules", cwd=project
+    )
+    assert ran.returncode == 0, ran.stderr
+    with TraceStore.for_project(find_project(project)) as store:
+        assert len(store.list_flows(agent=agent.replace("refunds", "support_desk"))) == 1
