@@ -43,10 +43,15 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
         raise UsageError(f"{ref!r} needs a mir project", hint="run inside one, or pass a path")
     found = project.capabilities_dir / capability / "agents" / f"{agent}.yaml"
     if not found.is_file():
-        raise UsageError(
-            f"no agent {ref!r}: {found} does not exist",
-            hint=f"create it with `mir new agent {capability} {agent}`",
+        # the same agent in another capability is the likelier meaning than a new one
+        # (`support_desk.triage` where the project has `refunds.triage`)
+        elsewhere = _reference_hint(agent, project) if agent.isidentifier() else ""
+        hint = (
+            elsewhere
+            if elsewhere.startswith("did you mean")
+            else f"create it with `mir new agent {capability} {agent}`"
         )
+        raise UsageError(f"no agent {ref!r}: {found} does not exist", hint=hint)
     return found.resolve()
 
 

@@ -202,3 +202,13 @@ def test_the_readme_list_flows_example_finds_the_agents_flows(run_mir, shop, tmp
     assert ran.returncode == 0, ran.stderr
     with TraceStore.for_project(find_project(project)) as store:
         assert len(store.list_flows(agent=agent.replace("refunds", "support_desk"))) == 1
+
+
+def test_an_agent_under_the_wrong_capability_is_suggested(run_mir, shop):
+    # `mir run agent refunds.triage` in a project whose triage lives in support_desk said
+    # "create it with `mir new agent refunds triage`" (and there is no refunds capability)
+    result = run_mir("run", "agent", "refunds.triage", "-i", "{}", cwd=shop)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "did you mean `support_desk.triage`?" in line
+    assert "mir new agent" not in line
