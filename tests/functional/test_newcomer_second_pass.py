@@ -212,3 +212,18 @@ def test_an_agent_under_the_wrong_capability_is_suggested(run_mir, shop):
     [line] = result.stderr.strip().splitlines()
     assert "did you mean `support_desk.triage`?" in line
     assert "mir new agent" not in line
+
+
+def test_agents_suspend_takes_the_short_name_when_unambiguous(run_mir, shop, tmp_path):
+    # `mir traces list --agent triage` takes the short name; the emergency brake did not
+    project = tmp_path / "shop"
+    shutil.copytree(shop, project, ignore=shutil.ignore_patterns(".mir"))
+    suspended = run_mir("agents", "suspend", "triage", "--reason", "drift", cwd=project)
+    assert suspended.returncode == 0, suspended.stderr
+    assert suspended.stdout.startswith("support_desk.triage: suspended")
+    [row] = json.loads(run_mir("agents", "list", "--json", cwd=project).stdout)
+    assert row["name"] == "support_desk.triage" and row["state"] == "suspended"
+    resumed = run_mir("agents", "resume", "triage", cwd=project)
+    assert resumed.stdout.startswith("support_desk.triage: active")
+    unknown = run_mir("agents", "suspend", "nobody", cwd=project)
+    assert unknown.returncode == 2 and "agents: support_desk.triage" in unknown.stderr
