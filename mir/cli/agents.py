@@ -11,6 +11,7 @@ import typer
 from mir.cli.output import console, literal, print_listing
 
 PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+_NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
 _STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
 
@@ -70,7 +71,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("suspend")
     def suspend_command(
-        name: str = typer.Argument(help="capability.agent"),
+        name: str = typer.Argument(help=_NAME_HELP),
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded)."),
         project: str | None = PROJECT,
     ) -> None:
@@ -84,7 +85,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("resume")
     def resume_command(
-        name: str = typer.Argument(help="capability.agent"),
+        name: str = typer.Argument(help=_NAME_HELP),
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""
