@@ -59,6 +59,9 @@ def build_app() -> typer.Typer:
     return app
 
 
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the process exit code."""
     args = _global_debug_first(list(sys.argv[1:] if argv is None else argv))
@@ -91,8 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        result = INTERRUPTED
     code = result if isinstance(result, int) else 0
+    if code == INTERRUPTED:
+        # typer turns Ctrl-C into a silent 130, which looked like a crash or a finished
+        # run; no command returns 130 itself. 130 (128 + SIGINT) is what shells expect.
+        error_console().print("interrupted", markup=False)
     return code
 
 

@@ -134,6 +134,9 @@ def direct_command(argv: list[str]) -> int | None:
         error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         return exc.exit_code
     except KeyboardInterrupt:
+        from mir.cli.output import error_console
+
+        error_console().print("interrupted", markup=False)  # as mir.cli.app.main says it
         return 130
     fmt = found.get("fmt", "text")
     if fmt == "text":

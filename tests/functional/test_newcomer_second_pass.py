@@ -227,3 +227,19 @@ def test_agents_suspend_takes_the_short_name_when_unambiguous(run_mir, shop, tmp
     assert resumed.stdout.startswith("support_desk.triage: active")
     unknown = run_mir("agents", "suspend", "nobody", cwd=project)
     assert unknown.returncode == 2 and "agents: support_desk.triage" in unknown.stderr
+
+
+def test_ctrl_c_says_interrupted_and_exits_130(shop):
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [str(MIR_EXE), "run", "agent", "support_desk.triage", "-i", "-", "--provider", "rules"],
+        cwd=shop, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(3)  # started and waiting for its input on stdin
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err.strip() == "interrupted" and "Traceback" not in err
+    assert out == ""
