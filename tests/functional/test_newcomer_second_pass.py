@@ -243,3 +243,22 @@ def test_ctrl_c_says_interrupted_and_exits_130(shop):
     assert process.returncode == 130
     assert err.strip() == "interrupted" and "Traceback" not in err
     assert out == ""
+
+
+HOW = " (pass a JSON object, @FILE or - for stdin)"
+
+
+@pytest.mark.parametrize(
+    ("given", "stdin", "says"),
+    [
+        ("-", "", "error: --input (stdin): empty: no JSON given" + HOW),
+        ("", None, "error: --input: empty: no JSON given" + HOW),
+        ("@capabilities", None, "error: --input: capabilities is a folder, not a file"),
+    ],
+)
+def test_an_empty_or_folder_input_says_so(run_mir, shop, given, stdin, says):
+    # was "invalid JSON at line 1 column 1: Expecting value" and "file not found"
+    args = ("run", "agent", "support_desk.triage", "--provider", "rules", "-i", given)
+    result = run_mir(*args, cwd=shop, input=stdin)
+    assert result.returncode == 2
+    assert result.stderr.strip() == says
