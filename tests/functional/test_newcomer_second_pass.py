@@ -262,3 +262,15 @@ def test_an_empty_or_folder_input_says_so(run_mir, shop, given, stdin, says):
     result = run_mir(*args, cwd=shop, input=stdin)
     assert result.returncode == 2
     assert result.stderr.strip() == says
+
+
+def test_piped_listings_have_no_trailing_spaces(run_mir, shop):
+    # `mir traces list | cat` padded every line to the widest cell ("updated UTC   ")
+    case = json.dumps({"id": "c1", "summary": "x"})
+    run_mir("run", "agent", "support_desk.triage", "-i", case, "--provider", "rules", cwd=shop)
+    for args in (("traces", "list"), ("agents", "list")):
+        result = run_mir(*args, cwd=shop)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) >= 2
+        assert [line for line in lines if line != line.rstrip()] == []
