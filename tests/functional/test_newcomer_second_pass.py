@@ -274,3 +274,15 @@ def test_piped_listings_have_no_trailing_spaces(run_mir, shop):
         lines = result.stdout.splitlines()
         assert len(lines) >= 2
         assert [line for line in lines if line != line.rstrip()] == []
+
+
+def test_update_baseline_never_creates_a_misspelled_folder(run_mir, shop, tmp_path):
+    # `--baseline typo/b.json --update-baseline` made `typo/` and said "Baseline written"
+    typo = tmp_path / "lnit" / "lint-baseline.json"
+    result = run_mir("lint", "boundaries", "--baseline", str(typo), "--update-baseline", cwd=shop)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {typo}: folder {typo.parent} does not exist "
+        f"(create it first: mkdir -p {typo.parent}, or check the path)"
+    )
+    assert not typo.parent.exists()
