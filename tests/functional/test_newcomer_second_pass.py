@@ -286,3 +286,14 @@ def test_update_baseline_never_creates_a_misspelled_folder(run_mir, shop, tmp_pa
         f"(create it first: mkdir -p {typo.parent}, or check the path)"
     )
     assert not typo.parent.exists()
+
+
+@pytest.mark.parametrize("command", [("traces", "list"), ("agents", "list")])
+def test_a_misspelled_project_folder_is_not_the_project_around_it(run_mir, shop, command):
+    # `--project capabilities/suport_desk` found the project above the typo and listed it
+    typo = shop / "capabilities" / "suport_desk"
+    result = run_mir(*command, "--project", str(typo), cwd=shop)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: folder not found: {typo} (check the path given as the project folder)"
+    )
