@@ -23,7 +23,9 @@ FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) 
 
 
 def register(app: typer.Typer) -> None:
-    lint = typer.Typer(help="Lint the architecture: boundaries, layers, intent docs.")
+    lint = typer.Typer(
+        help="Lint the architecture: boundaries, layers, intent docs.", no_args_is_help=True
+    )
     app.add_typer(lint, name="lint")
 
     @lint.command("boundaries")
@@ -113,7 +115,15 @@ def register(app: typer.Typer) -> None:
 
         doc = _doc_for(code)
         if doc is None:
-            raise UsageError(f"no rule '{code}'", hint="`mir lint rules` lists them")
+            import difflib
+
+            known = [word for row in _catalogue() for word in row[:2]]
+            close = difflib.get_close_matches(
+                code.upper() if code[:1].isalpha() else code, known, n=1
+            )
+            close = close or difflib.get_close_matches(code.replace("_", "-"), known, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise UsageError(f"no rule '{code}'", hint=f"{hint}`mir lint rules` lists them")
         if not sys.stdout.isatty():  # piped: the Markdown as written, no 80-column cut
             typer.echo(doc.rstrip())
             return

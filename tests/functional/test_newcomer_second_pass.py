@@ -297,3 +297,23 @@ def test_a_misspelled_project_folder_is_not_the_project_around_it(run_mir, shop,
     assert result.stderr.strip() == (
         f"error: folder not found: {typo} (check the path given as the project folder)"
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("MIR10", "MIR105"), ("layer_direction", "layer-direction"), ("Il01", "IL001")],
+)
+def test_lint_explain_suggests_the_closest_rule(run_mir, tmp_path, given, meant):
+    result = run_mir("lint", "explain", given, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: no rule '{given}' (did you mean `{meant}`? `mir lint rules` lists them)"
+    )
+
+
+def test_mir_lint_alone_shows_its_commands_like_the_other_groups(run_mir, tmp_path):
+    # `mir new`, `mir traces`, `mir agents` print their help; `mir lint` said "Missing command"
+    result, other = run_mir("lint", cwd=tmp_path), run_mir("traces", cwd=tmp_path)
+    assert "Missing command" not in result.stderr
+    assert "boundaries" in result.stderr and "explain" in result.stderr
+    assert result.returncode == other.returncode
