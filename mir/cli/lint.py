@@ -75,7 +75,9 @@ def register(app: typer.Typer) -> None:
         else:
             from mir.boundaries import render
 
-            typer.echo(render(report, fmt))
+            rendered = render(report, fmt)
+            if rendered:  # github with no findings: no output, not an empty line
+                typer.echo(rendered)
         raise typer.Exit(report.exit_code)
 
     @lint.command("rules")

@@ -144,7 +144,9 @@ def direct_command(argv: list[str]) -> int | None:
     else:
         from mir.boundaries import render
 
-        sys.stdout.write(render(report, fmt) + "\n")
+        rendered = render(report, fmt)
+        if rendered:  # github with no findings: no output, not an empty line
+            sys.stdout.write(rendered + "\n")
         sys.stdout.flush()
     return report.exit_code
 

@@ -317,3 +317,11 @@ def test_mir_lint_alone_shows_its_commands_like_the_other_groups(run_mir, tmp_pa
     assert "Missing command" not in result.stderr
     assert "boundaries" in result.stderr and "explain" in result.stderr
     assert result.returncode == other.returncode
+
+
+@pytest.mark.parametrize("cache", [(), ("--no-cache",)])
+def test_github_format_with_no_findings_prints_nothing(run_mir, shop, cache):
+    # it printed one empty line (both the fast path and the typer command)
+    result = run_mir("lint", "boundaries", "--format", "github", *cache, cwd=shop)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
