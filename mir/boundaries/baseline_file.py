@@ -62,5 +62,18 @@ class JsonBaselineFile:
             "tool": "mir lint boundaries",
             "findings": [entry.as_dict() for entry in entries],
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        # never create folders: `--baseline typo/lint-baseline.json --update-baseline`
+        # made a `typo/` folder and said "Baseline written", as other paths say it
+        folder = self.path.parent
+        if not folder.is_dir():
+            raise UsageError(
+                f"folder {folder} does not exist",
+                where=self._shown,
+                hint=f"create it first: mkdir -p {folder}, or check the path",
+            )
+        try:
+            self.path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write the baseline: {exc.strerror}", where=self._shown
+            ) from exc

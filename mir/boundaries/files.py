@@ -163,13 +163,20 @@ class FileSystemSource:
             lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _FIELD.finditer(front)}
             doc = load_intent_doc(path)
         except MirUserError as exc:
-            match = _WHERE_LINE.search(exc.where or "")
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
-            return IntentInfo(rel, None, message, int(match.group(1)) if match else 1, lines)
+            problems = tuple(
+                (_line_of(where), text) for where, text in getattr(exc, "problems", ())
+            )
+            return IntentInfo(rel, None, message, _line_of(exc.where), lines, problems)
         return IntentInfo(rel, doc, None, 1, lines)
 
 
 _by_name = operator.attrgetter("name")
+
+
+def _line_of(where: str | None) -> int:
+    match = _WHERE_LINE.search(where or "")
+    return int(match.group(1)) if match else 1
 
 
 def _excluded(rel: str, patterns: list[str]) -> bool:

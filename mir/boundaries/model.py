@@ -64,6 +64,9 @@ class IntentInfo:
     error: str | None = None
     error_line: int = 1
     field_lines: dict[str, int] = field(default_factory=dict)
+    # every (line, problem) when the front matter has several: a typo and the required
+    # key it leaves missing are two findings, never "(+1 more)"
+    problems: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,18 @@ import typer
 from mir.cli.output import console, literal, print_listing
 
 PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+_NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
 _STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
+
+
+def _when(at: str | None) -> str | None:
+    """``2026-11-30 19:42`` on a terminal (the full ISO time is in a pipe and ``--json``)."""
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromisoformat(at).astimezone(UTC).strftime("%Y-%m-%d %H:%M") if at else at
+    except ValueError:
+        return at
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +48,15 @@ def register(app: typer.Typer) -> None:
             folder = find_project(Path(project) if project else None).settings.capabilities
             console().print(f"no agents found under {folder}/", markup=False)
             return
-        table = Table("agent", "state", "contract", "reason", "by", "at", box=None)
+        table = Table(box=None, pad_edge=False)
+        # the name stays whole; a long contract path wraps (folds) instead of ending in
+        # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
+        table.add_column("agent", no_wrap=True)
+        table.add_column("state", no_wrap=True)
+        table.add_column("contract", overflow="fold")
+        table.add_column("reason")
+        table.add_column("by")
+        table.add_column("at UTC" if console().is_terminal else "at", no_wrap=True)
         for status in listing:
             # names, reasons and paths are written by users: literal, never markup
             table.add_row(
@@ -46,13 +65,13 @@ def register(app: typer.Typer) -> None:
                 literal(status.contract),
                 literal(status.error or status.reason),
                 literal(status.by),
-                literal(status.at),
+                literal(_when(status.at) if console().is_terminal else status.at),
             )
         print_listing(table)
 
     @agents.command("suspend")
     def suspend_command(
-        name: str = typer.Argument(help="capability.agent"),
+        name: str = typer.Argument(help=_NAME_HELP),
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded)."),
         project: str | None = PROJECT,
     ) -> None:
@@ -66,7 +85,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("resume")
     def resume_command(
-        name: str = typer.Argument(help="capability.agent"),
+        name: str = typer.Argument(help=_NAME_HELP),
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""

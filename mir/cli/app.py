@@ -59,9 +59,12 @@ def build_app() -> typer.Typer:
     return app
 
 
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the process exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _global_debug_first(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     import typer
 
@@ -91,9 +94,24 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        result = INTERRUPTED
     code = result if isinstance(result, int) else 0
+    if code == INTERRUPTED:
+        # typer turns Ctrl-C into a silent 130, which looked like a crash or a finished
+        # run; no command returns 130 itself. 130 (128 + SIGINT) is what shells expect.
+        error_console().print("interrupted", markup=False)
     return code
+
+
+def _global_debug_first(args: list[str]) -> list[str]:
+    """``--debug`` anywhere before ``--`` is the global flag: the README says "``--debug``
+    shows the traceback" and users add it at the end (``mir lint boundaries --debug``),
+    which click would refuse as an option of the subcommand."""
+    cut = args.index("--") if "--" in args else len(args)
+    head = [arg for arg in args[:cut] if arg != "--debug"]
+    if len(head) == cut:
+        return args
+    return ["--debug", *head, *args[cut:]]
 
 
 def run_main() -> None:  # pragma: no cover - thin wrapper for the console script

@@ -23,7 +23,9 @@ FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) 
 
 
 def register(app: typer.Typer) -> None:
-    lint = typer.Typer(help="Lint the architecture: boundaries, layers, intent docs.")
+    lint = typer.Typer(
+        help="Lint the architecture: boundaries, layers, intent docs.", no_args_is_help=True
+    )
     app.add_typer(lint, name="lint")
 
     @lint.command("boundaries")
@@ -73,15 +75,26 @@ def register(app: typer.Typer) -> None:
         else:
             from mir.boundaries import render
 
-            typer.echo(render(report, fmt))
+            rendered = render(report, fmt)
+            if rendered:  # github with no findings: no output, not an empty line
+                typer.echo(rendered)
         raise typer.Exit(report.exit_code)
 
     @lint.command("rules")
-    def rules_command() -> None:
+    def rules_command(
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ) -> None:
         """List every rule with its code (mir's rules, then the import-linter contracts)."""
+        import json
         import sys
 
         header = ("code", "name", "what it checks")
+        if as_json:  # every listing command has --json
+            rows = [
+                dict(zip(("code", "name", "summary"), row, strict=True)) for row in _catalogue()
+            ]
+            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
         if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
             for row in (header, *_catalogue()):
                 typer.echo("\t".join(row))
@@ -104,7 +117,15 @@ def register(app: typer.Typer) -> None:
 
         doc = _doc_for(code)
         if doc is None:
-            raise UsageError(f"no rule '{code}'", hint="`mir lint rules` lists them")
+            import difflib
+
+            known = [word for row in _catalogue() for word in row[:2]]
+            close = difflib.get_close_matches(
+                code.upper() if code[:1].isalpha() else code, known, n=1
+            )
+            close = close or difflib.get_close_matches(code.replace("_", "-"), known, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise UsageError(f"no rule '{code}'", hint=f"{hint}`mir lint rules` lists them")
         if not sys.stdout.isatty():  # piped: the Markdown as written, no 80-column cut
             typer.echo(doc.rstrip())
             return

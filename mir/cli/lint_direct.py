@@ -134,6 +134,9 @@ def direct_command(argv: list[str]) -> int | None:
         error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         return exc.exit_code
     except KeyboardInterrupt:
+        from mir.cli.output import error_console
+
+        error_console().print("interrupted", markup=False)  # as mir.cli.app.main says it
         return 130
     fmt = found.get("fmt", "text")
     if fmt == "text":
@@ -141,7 +144,9 @@ def direct_command(argv: list[str]) -> int | None:
     else:
         from mir.boundaries import render
 
-        sys.stdout.write(render(report, fmt) + "\n")
+        rendered = render(report, fmt)
+        if rendered:  # github with no findings: no output, not an empty line
+            sys.stdout.write(rendered + "\n")
         sys.stdout.flush()
     return report.exit_code
 

@@ -56,7 +56,13 @@ def print_listing(renderable: RenderableType) -> None:
     if out.is_terminal:
         out.print(renderable)
     else:
-        _piped_console().print(renderable, crop=False)
+        # rich pads every cell to its column's width: a pipe (grep, cut, diff) would get
+        # trailing spaces on every line
+        piped = _piped_console()
+        with piped.capture() as captured:
+            piped.print(renderable, crop=False)
+        lines = captured.get().splitlines()
+        out.file.write("".join(line.rstrip() + "\n" for line in lines))
 
 
 @cache

@@ -32,7 +32,6 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
         from mir.cli.paths import input_folder, output_folder
-        from mir.errors import UsageError
 
         if check is not None:
             input_folder(check, "--check")
@@ -40,9 +39,7 @@ def register(app: typer.Typer) -> None:
             output_folder(write, "--write")
         schemas = {file: _render(body) for file, body in all_schemas().items()}
         if name is not None:
-            if name not in schemas:
-                raise UsageError(f"unknown schema {name!r}; choose from {sorted(schemas)}")
-            console().out(schemas[name], end="")
+            console().out(schemas[_schema_file(name, schemas)], end="")
             return 0
         if check is not None:
             stale = [f for f, text in schemas.items() if _read(check / f) != text]
@@ -63,6 +60,22 @@ def register(app: typer.Typer) -> None:
         for file in schemas:
             console().print(file, markup=False)
         return 0
+
+
+def _schema_file(name: str, schemas: dict[str, str]) -> str:
+    """The file a user means: the listed name, or that name without `.schema.json` (what
+    a newcomer types after reading `mir schema`'s list)."""
+    import difflib
+
+    from mir.errors import UsageError
+
+    stems = {file.removesuffix(".schema.json"): file for file in schemas}
+    file = name if name in schemas else stems.get(name.removesuffix(".json"))
+    if file is not None:
+        return file
+    close = difflib.get_close_matches(name.removesuffix(".schema.json"), stems, n=1)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    raise UsageError(f"unknown schema {name!r}", hint=f"{hint}one of: {', '.join(sorted(stems))}")
 
 
 def all_schemas() -> dict[str, dict]:

@@ -158,7 +158,7 @@ def render_flows(flows: list[FlowSummary]) -> None:
         return
     table = Table(box=None, pad_edge=False)
     for column in ("flow", "agent", "status", "action", "steps", "model", "tokens", "cost"):
-        table.add_column(column, no_wrap=column in ("flow", "status", "model"))
+        table.add_column(column, no_wrap=column in ("flow", "agent", "status"))
     table.add_column("ms", justify="right")
     table.add_column("updated UTC", no_wrap=True)
     # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id

@@ -69,6 +69,12 @@ def load_project_at(root: Path, read_table: ToolTableReader) -> Project:
 def find_project(start: Path | None, read_table: ToolTableReader) -> Project:
     """Walk up from ``start`` (default: cwd) to the nearest pyproject.toml with ``[tool.mir]``."""
     here = (start or Path.cwd()).resolve()
+    if start is not None and not here.exists():
+        # a misspelled --project inside a project would otherwise find the project
+        # around it and quietly act there
+        raise ConfigError(
+            f"folder not found: {start}", hint="check the path given as the project folder"
+        )
     if here.is_file():
         here = here.parent
     for folder in (here, *here.parents):

@@ -100,8 +100,13 @@ def _set(
     contracts = _contracts(proj)
     paths = {**{n: p for n, (p, _) in contracts.broken.items()}, **contracts.healthy}
     if name not in paths:
-        known = ", ".join(paths) or "none"
-        raise UsageError(f"no agent {name!r} in this project", hint=f"agents: {known}")
+        # `mir agents suspend triage`: the agent name alone, when one capability has it,
+        # as `mir traces list --agent` takes it (the emergency brake must not need a retry)
+        same = [known for known in paths if known.rpartition(".")[2] == name]
+        if len(same) != 1:
+            known = ", ".join(paths) or "none"
+            raise UsageError(f"no agent {name!r} in this project", hint=f"agents: {known}")
+        name = same[0]
     file = _states(proj)
     current = file.read().get(name, {})
     # a broken contract can still be suspended: a process that loaded it before the

@@ -18,12 +18,19 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
         path = Path(value[1:])
         try:
             text, where = path.read_text(encoding="utf-8"), str(path)
-        except (FileNotFoundError, IsADirectoryError) as exc:
+        except FileNotFoundError as exc:
             raise UsageError(f"{option}: file not found: {path}") from exc
+        except IsADirectoryError as exc:
+            raise UsageError(f"{option}: {path} is a folder, not a file") from exc
         except UnicodeDecodeError as exc:
             raise UsageError(f"{option}: {path} is not valid UTF-8") from exc
     else:
         text, where = value, option
+
+    if not text.strip():  # "Expecting value at line 1 column 1" did not say this
+        raise UsageError(
+            "empty: no JSON given", where=where, hint="pass a JSON object, @FILE or - for stdin"
+        )
 
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")

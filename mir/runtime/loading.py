@@ -38,19 +38,32 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
         return path.resolve()
     capability, _, agent = ref.partition(".")
     if not capability or not agent or "." in agent:
-        raise UsageError(
-            f"bad agent reference {ref!r}",
-            hint="use 'capability.agent' (e.g. refunds.triage) or a path to the contract",
-        )
+        raise UsageError(f"bad agent reference {ref!r}", hint=_reference_hint(ref, project))
     if project is None:
         raise UsageError(f"{ref!r} needs a mir project", hint="run inside one, or pass a path")
     found = project.capabilities_dir / capability / "agents" / f"{agent}.yaml"
     if not found.is_file():
-        raise UsageError(
-            f"no agent {ref!r}: {found} does not exist",
-            hint=f"create it with `mir new agent {capability} {agent}`",
+        # the same agent in another capability is the likelier meaning than a new one
+        # (`support_desk.triage` where the project has `refunds.triage`)
+        elsewhere = _reference_hint(agent, project) if agent.isidentifier() else ""
+        hint = (
+            elsewhere
+            if elsewhere.startswith("did you mean")
+            else f"create it with `mir new agent {capability} {agent}`"
         )
+        raise UsageError(f"no agent {ref!r}: {found} does not exist", hint=hint)
     return found.resolve()
+
+
+def _reference_hint(ref: str, project: Project | None) -> str:
+    """Name the agent a bare ``triage`` most likely means (``mir traces list --agent``
+    takes the short name, so newcomers try it here too); running one stays explicit."""
+    usage = "use 'capability.agent' (e.g. refunds.triage) or a path to the contract"
+    if project is None or not ref.isidentifier():
+        return usage
+    found = sorted(project.capabilities_dir.glob(f"*/agents/{ref}.yaml"))
+    names = [f"`{path.parent.parent.name}.{ref}`" for path in found]
+    return f"did you mean {' or '.join(names)}?" if names else usage
 
 
 def capability_dir(contract_path: Path) -> Path:

@@ -39,8 +39,10 @@ def check(model: LintModel) -> Iterator[Finding]:
         if intent is None:
             continue
         if intent.error is not None:
-            message, line = intent.error, intent.error_line
-        elif intent.doc is not None and intent.doc.capability != capability.name:
+            for line, message in intent.problems or ((intent.error_line, intent.error),):
+                yield _finding(intent.path, line, message, capability.name)
+            continue
+        if intent.doc is not None and intent.doc.capability != capability.name:
             message = (
                 f"front matter says capability '{intent.doc.capability}' but the folder is "
                 f"'{capability.name}'"
@@ -48,12 +50,16 @@ def check(model: LintModel) -> Iterator[Finding]:
             line = intent.field_lines.get("capability", 1)
         else:
             continue
-        yield Finding(
-            code=CODE,
-            path=intent.path,
-            line=line,
-            column=0,
-            message=message,
-            rule=NAME,
-            capability=capability.name,
-        )
+        yield _finding(intent.path, line, message, capability.name)
+
+
+def _finding(path: str, line: int, message: str, capability: str) -> Finding:
+    return Finding(
+        code=CODE,
+        path=path,
+        line=line,
+        column=0,
+        message=message,
+        rule=NAME,
+        capability=capability,
+    )
