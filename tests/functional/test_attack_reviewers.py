@@ -20,6 +20,10 @@ SECRET = "sk_live_51HqLyjWDarjtT1zdp7dcAbCd"
 
 @pytest.fixture
 def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return copy_desk(tmp_path, monkeypatch)
+
+
+def copy_desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project = tmp_path / "desk"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
     monkeypatch.delenv("SUPPORT_DESK_LEDGER", raising=False)
