@@ -101,3 +101,14 @@ def test_reject_then_approve_and_a_deleted_execution_ledger_run_nothing(run_mir,
     approve = run_mir("approve", flow, "--by", "eve", cwd=desk)
     assert approve.returncode == 1 and "rejected" in approve.stderr, approve.stderr
     assert refunds(desk) == []
+
+
+def test_a_suspension_reason_holding_a_secret_is_not_written(run_mir, desk):
+    """`mir agents suspend --reason` was stored verbatim in `.mir/agents.json`."""
+    done = run_mir(
+        "agents", "suspend", "refunds.triage", "--reason", f"alert: token={SECRET}", cwd=desk
+    )
+    assert done.returncode == 0, done.stderr
+    assert SECRET.encode() not in written_bytes(desk)
+    listed = run_mir("agents", "list", "--json", cwd=desk)
+    assert SECRET not in listed.stdout and "[REDACTED]" in listed.stdout
