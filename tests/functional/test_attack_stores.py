@@ -4,6 +4,7 @@ the trace store, through the real ``mir`` CLI on a copy of examples/support_desk
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,26 @@ def test_a_huge_input_is_refused_and_does_not_break_the_trace_store(run_mir, des
     assert sum(p.stat().st_size for p in (desk / ".mir").rglob("*") if p.is_file()) < 5_000_000
     assert run_mir("traces", "verify", cwd=desk).returncode == 0
     assert run_mir("approve", earlier, "--by", "ana", cwd=desk).returncode == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="TTL is read from the contract as it is at approve time, not as it was when the "
+    "decision was made: a contract edit (ttl_seconds 1 -> 3600) revives an expired decision. "
+    "Repro: ttl_seconds: 1; mir run agent refunds.triage -i @inputs/blender_broken.json "
+    "--provider scripted --responses responses/blender_broken.jsonl; sleep 2; set "
+    "ttl_seconds: 3600; mir approve FLOW -> executed. Fix: store the expiry (created_at + "
+    "ttl) in the snapshot and check the earlier of it and the current contract's TTL.",
+)
+def test_an_expired_decision_is_not_revived_by_a_longer_ttl_in_the_contract(run_mir, desk):
+    contract = desk / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    text = contract.read_text(encoding="utf-8")
+    assert "ttl_seconds: 3600" in text
+    contract.write_text(text.replace("ttl_seconds: 3600", "ttl_seconds: 1"), encoding="utf-8")
+    flow = pending(run_mir, desk)
+    time.sleep(2.5)
+    contract.write_text(text, encoding="utf-8")  # the deploy after: a longer TTL
+    done = run_mir("approve", flow, "--by", "ana", "--json", cwd=desk)
+    record = json.loads(done.stdout)
+    assert record["status"] == "stale" and "ttl_expired" in record["reasons"], record
+    assert not record["executed"]
