@@ -51,6 +51,7 @@ class FlowState:
     model_ms: float = 0.0
     provider: str | None = None
     model: str | None = None
+    ttl_seconds: float | None = None  # the contract's TTL when the flow began
 
 
 @dataclass
@@ -156,6 +157,7 @@ class Tail:
             now=self.deps.clock(),
             input=self.state.input,  # bindings are re-checked against the snapshot
             context=self.state.context,
+            ttl_seconds=self.state.ttl_seconds,
         )
         verdict = self.parts.integrity.check_decision(decision, when)
         if not verdict.ok:

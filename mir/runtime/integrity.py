@@ -39,6 +39,9 @@ class Circumstances:
     # The flow's input and world state: what parameter bindings are checked against.
     input: Mapping[str, Any] | None = None
     context: Mapping[str, Any] | None = None
+    # The TTL the flow began under (a resumed flow): the shorter of it and the current
+    # contract's applies, so editing the contract never revives an expired decision.
+    ttl_seconds: float | None = None
 
 
 def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | Problem:
@@ -203,12 +206,15 @@ class IntegrityCheck:
 
     def _clock(self, when: Circumstances) -> list[Problem]:
         age = (when.now - when.created_at).total_seconds()
-        if age <= self.contract.ttl_seconds:
+        ttl = self.contract.ttl_seconds
+        if when.ttl_seconds is not None:
+            ttl = min(ttl, when.ttl_seconds)
+        if age <= ttl:
             return []
         return [
             Problem(
                 code=ReasonCode.TTL_EXPIRED,
-                message=f"decision is {age:.0f}s old, ttl is {self.contract.ttl_seconds}s",
+                message=f"decision is {age:.0f}s old, ttl is {ttl:g}s",
             )
         ]
 

@@ -146,6 +146,9 @@ def _snapshot(
             "contract": parts.contract_ref,
             "contract_hash": parts.contract_hash,
             "contract_version": parts.contract.version,
+            # The TTL the decision is made under: a later, longer one in an edited
+            # contract must not revive it at approval.
+            "ttl_seconds": parts.contract.ttl_seconds,
             "role": tail.state.role,
             "created_at": created_at.isoformat(),
         },

@@ -85,6 +85,7 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         cost=sum(e.cost_usd for e in events),
         provider=next((e.provider for e in reversed(events) if e.provider), None),
         model=next((e.model for e in reversed(events) if e.model), None),
+        ttl_seconds=_number(snap.get("ttl_seconds")),
     )
     return StoredFlow(
         flow_id=flow_id,
@@ -195,3 +196,9 @@ def _lost_to_redaction(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_lost_to_redaction(v) for v in value)
     return False
+
+
+def _number(value: Any) -> float | None:
+    """A stored TTL (flows written before it was stored have none)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None

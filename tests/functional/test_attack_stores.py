@@ -56,16 +56,9 @@ def test_a_huge_input_is_refused_and_does_not_break_the_trace_store(run_mir, des
     assert run_mir("approve", earlier, "--by", "ana", cwd=desk).returncode == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TTL is read from the contract as it is at approve time, not as it was when the "
-    "decision was made: a contract edit (ttl_seconds 1 -> 3600) revives an expired decision. "
-    "Repro: ttl_seconds: 1; mir run agent refunds.triage -i @inputs/blender_broken.json "
-    "--provider scripted --responses responses/blender_broken.jsonl; sleep 2; set "
-    "ttl_seconds: 3600; mir approve FLOW -> executed. Fix: store the expiry (created_at + "
-    "ttl) in the snapshot and check the earlier of it and the current contract's TTL.",
-)
 def test_an_expired_decision_is_not_revived_by_a_longer_ttl_in_the_contract(run_mir, desk):
+    """TTL was read from the contract as it is at approve time: editing `ttl_seconds` from 1
+    to 3600 after the decision expired made `mir approve` execute it."""
     contract = desk / "capabilities" / "refunds" / "agents" / "triage.yaml"
     text = contract.read_text(encoding="utf-8")
     assert "ttl_seconds: 3600" in text
