@@ -65,9 +65,9 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
     if hostile is not None:  # before json.loads: it would recurse or overflow on these
         return hostile
     try:
-        return json.loads(text, parse_constant=float)
+        return json.loads(text, parse_constant=float, object_pairs_hook=_unique_keys)
     except (RecursionError, ValueError) as exc:
-        if not isinstance(exc, json.JSONDecodeError):  # the scan should have caught it
+        if not isinstance(exc, json.JSONDecodeError):  # a duplicate key, or what the scan missed
             return Problem(code=ReasonCode.NOT_JSON, message=f"not usable JSON: {exc}"[:300])
         # Ran out of text (or inside a string that never closed): cut off, not garbage.
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
@@ -75,6 +75,18 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
         return Problem(
             code=ReasonCode.NOT_JSON, message=f"not valid JSON: {exc.msg} at char {exc.pos}"
         )
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object naming a key twice is refused: Python keeps the last value, other
+    parsers (and a reviewer reading the raw output) the first, so what is read and what
+    runs could differ (`"action": "reject", ..., "action": "refund"`)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}; name each field once")
+        seen[key] = value
+    return seen
 
 
 @dataclass(frozen=True)
