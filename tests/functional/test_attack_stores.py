@@ -4,11 +4,14 @@ the trace store, through the real ``mir`` CLI on a copy of examples/support_desk
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import MIR_EXE
 from tests.functional.test_attack_reviewers import copy_desk, pending
 
 
@@ -70,3 +73,43 @@ def test_an_expired_decision_is_not_revived_by_a_longer_ttl_in_the_contract(run_
     record = json.loads(done.stdout)
     assert record["status"] == "stale" and "ttl_expired" in record["reasons"], record
     assert not record["executed"]
+
+
+GATEWAY = """
+
+
+def issue_refund(params, *, idempotency_key):  # an outside gateway the loader cannot see
+    import time
+
+    with open(PROJECT / "gateway.log", "a") as log:
+        log.write(idempotency_key + "\\n")
+    time.sleep(30)
+    return {"paid": True}
+"""
+
+
+def test_a_deleted_execution_ledger_does_not_make_a_killed_execution_run_twice(run_mir, desk):
+    """Kill `mir approve` while the executor runs, delete `.mir/executions.db`, approve
+    again: the key looked never claimed, so the decision was re-checked and the gateway
+    was called a second time."""
+    adapters = desk / "capabilities" / "refunds" / "adapters.py"
+    adapters.write_text(adapters.read_text(encoding="utf-8") + GATEWAY, encoding="utf-8")
+    flow = pending(run_mir, desk)
+    gateway = desk / "gateway.log"
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    first = subprocess.Popen(
+        [str(MIR_EXE), "approve", flow, "--by", "ana"], cwd=desk, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (gateway.exists() and gateway.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.kill()
+    first.wait()
+    assert gateway.read_text().count("\n") == 1
+    for path in (desk / ".mir").glob("executions.db*"):
+        path.unlink()
+    again = run_mir("approve", flow, "--by", "bob", "--json", cwd=desk, timeout=60)
+    assert gateway.read_text().count("\n") == 1, "the executor ran twice"
+    record = json.loads(again.stdout)
+    assert record["status"] == "aborted" and "execution_in_doubt" in record["reasons"], record
