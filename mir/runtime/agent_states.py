@@ -38,10 +38,17 @@ class AgentStateFile:
         except FileNotFoundError:
             return {}
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                "agent state file is corrupt", where=str(self.path), hint="fix or delete it"
-            ) from exc
-        return data if isinstance(data, dict) else {}
+            raise self._corrupt() from exc
+        # A file that parses but is not {agent: {...}} is as corrupt as one that does not:
+        # reading it as "no state" would silently resume a suspended agent.
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise self._corrupt()
+        return data
+
+    def _corrupt(self) -> ConfigError:
+        return ConfigError(
+            "agent state file is corrupt", where=str(self.path), hint="fix or delete it"
+        )
 
     def is_suspended(self, agent: str) -> bool:
         return self.read().get(agent, {}).get("state") == "suspended"

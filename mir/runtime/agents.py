@@ -20,6 +20,7 @@ from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.loading import agent_name, load_agent_contract
+from mir.traces import TraceStore
 
 
 class AgentStatus(BaseModel):
@@ -123,7 +124,11 @@ def _set(
             at=current.get("at"),
             changed=False,
         )
-    entry: dict[str, Any] = file.set(name, state, reason=reason, by=by or current_user())
+    # The reason and name are typed by whoever suspends (or pasted from an alert): they
+    # are stored, so they are redacted with the project's trace rules like any event.
+    with TraceStore.for_project(proj) as store:
+        reason, by = store.redact(reason), store.redact(by or current_user())
+    entry: dict[str, Any] = file.set(name, state, reason=reason, by=by)
     return AgentStatus(
         name=name,
         state=state,  # type: ignore[arg-type]

@@ -51,6 +51,7 @@ class FlowState:
     model_ms: float = 0.0
     provider: str | None = None
     model: str | None = None
+    ttl_seconds: float | None = None  # the contract's TTL when the flow began
 
 
 @dataclass
@@ -156,6 +157,7 @@ class Tail:
             now=self.deps.clock(),
             input=self.state.input,  # bindings are re-checked against the snapshot
             context=self.state.context,
+            ttl_seconds=self.state.ttl_seconds,
         )
         verdict = self.parts.integrity.check_decision(decision, when)
         if not verdict.ok:
@@ -214,6 +216,11 @@ class Tail:
             if code == ReasonCode.ALREADY_EXECUTED:
                 return self.finish(status_ok, [*reasons, code], decision, executed=True)
             return self.finish("aborted", [*reasons, code], decision)
+        # On disk before the side effect: the ledger holds the claim. A replay that finds
+        # the key missing from the ledger then knows the ledger was lost (deleted,
+        # replaced), not that the process died before claiming, and runs nothing.
+        self.rec.emit("execute", data={"phase": "claimed", "key": key})
+        self.rec.flush()
         try:
             result = self.parts.executors[action](params, idempotency_key=key)
         except Exception as exc:  # the user's executor failed; recorded, never retried

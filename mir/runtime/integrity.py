@@ -39,6 +39,9 @@ class Circumstances:
     # The flow's input and world state: what parameter bindings are checked against.
     input: Mapping[str, Any] | None = None
     context: Mapping[str, Any] | None = None
+    # The TTL the flow began under (a resumed flow): the shorter of it and the current
+    # contract's applies, so editing the contract never revives an expired decision.
+    ttl_seconds: float | None = None
 
 
 def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | Problem:
@@ -62,9 +65,9 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
     if hostile is not None:  # before json.loads: it would recurse or overflow on these
         return hostile
     try:
-        return json.loads(text, parse_constant=float)
+        return json.loads(text, parse_constant=float, object_pairs_hook=_unique_keys)
     except (RecursionError, ValueError) as exc:
-        if not isinstance(exc, json.JSONDecodeError):  # the scan should have caught it
+        if not isinstance(exc, json.JSONDecodeError):  # a duplicate key, or what the scan missed
             return Problem(code=ReasonCode.NOT_JSON, message=f"not usable JSON: {exc}"[:300])
         # Ran out of text (or inside a string that never closed): cut off, not garbage.
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
@@ -72,6 +75,18 @@ def parse_output(text: str, finish_reason: str | None, max_bytes: int) -> Any | 
         return Problem(
             code=ReasonCode.NOT_JSON, message=f"not valid JSON: {exc.msg} at char {exc.pos}"
         )
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object naming a key twice is refused: Python keeps the last value, other
+    parsers (and a reviewer reading the raw output) the first, so what is read and what
+    runs could differ (`"action": "reject", ..., "action": "refund"`)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}; name each field once")
+        seen[key] = value
+    return seen
 
 
 @dataclass(frozen=True)
@@ -203,12 +218,15 @@ class IntegrityCheck:
 
     def _clock(self, when: Circumstances) -> list[Problem]:
         age = (when.now - when.created_at).total_seconds()
-        if age <= self.contract.ttl_seconds:
+        ttl = self.contract.ttl_seconds
+        if when.ttl_seconds is not None:
+            ttl = min(ttl, when.ttl_seconds)
+        if age <= ttl:
             return []
         return [
             Problem(
                 code=ReasonCode.TTL_EXPIRED,
-                message=f"decision is {age:.0f}s old, ttl is {self.contract.ttl_seconds}s",
+                message=f"decision is {age:.0f}s old, ttl is {ttl:g}s",
             )
         ]
 

@@ -302,6 +302,9 @@ class SqliteExecutionLedger:
 
     def _insert_flow(self, con: sqlite3.Connection, flow_id: str, state: str, by: str) -> bool:
         """Hold the flow if nobody does; False when a row is there already."""
+        # `by` is whatever the reviewer typed (`--by`): stored and shown to the loser of a
+        # race, so it is redacted like every other stored string.
+        by = str(self.redact(by))
         cursor = con.execute(
             "INSERT INTO flows (flow_id, state, by, at_us, owner, host, pid, started) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (flow_id) DO NOTHING",

@@ -18,7 +18,7 @@ from mir.runtime.execution import FlowState, Tail
 from mir.runtime.ports import AgentParts, RuntimeDeps
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, Problem, ReasonCode, Verdict
-from mir.runtime.shapes import shape_problem
+from mir.runtime.shapes import shape_problem, stored_form
 from mir.runtime.snapshot import ContextSnapshot, thaw
 
 
@@ -34,7 +34,13 @@ def open_flow(
         checked = caller_context(context)
     if not checked.ok:
         tail = _early_tail(parts, deps, rec, role, created_at, started)
-        _snapshot(tail, parts, input, context, "caller" if context is not None else "none")
+        _snapshot(
+            tail,
+            parts,
+            stored_form(input),
+            stored_form(context),
+            "caller" if context is not None else "none",
+        )
         tail.rec.emit(
             "validate",
             reasons=[ReasonCode.INPUT_INVALID],
@@ -140,6 +146,9 @@ def _snapshot(
             "contract": parts.contract_ref,
             "contract_hash": parts.contract_hash,
             "contract_version": parts.contract.version,
+            # The TTL the decision is made under: a later, longer one in an edited
+            # contract must not revive it at approval.
+            "ttl_seconds": parts.contract.ttl_seconds,
             "role": tail.state.role,
             "created_at": created_at.isoformat(),
         },

@@ -49,6 +49,9 @@ class StoredFlow:
     next_seq: int
     since: str = "?"  # when it reached its phase (final, claim or pending event)
     reviewed_by: str | None = None  # who reviewed it last, if anyone
+    # Keys the trace says the ledger held (a "claimed" event after the claim succeeded):
+    # a replay that finds such a key missing from the ledger knows the ledger was lost.
+    ledger_claimed: frozenset[str] = frozenset()
 
 
 def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
@@ -85,6 +88,7 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         cost=sum(e.cost_usd for e in events),
         provider=next((e.provider for e in reversed(events) if e.provider), None),
         model=next((e.model for e in reversed(events) if e.model), None),
+        ttl_seconds=_number(snap.get("ttl_seconds")),
     )
     return StoredFlow(
         flow_id=flow_id,
@@ -100,6 +104,11 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         next_seq=events[-1].seq + 1,
         since=since.isoformat(timespec="seconds") if since is not None else "?",
         reviewed_by=next((str(e.data["by"]) for e in reversed(reviews)), None),
+        ledger_claimed=frozenset(
+            str(e.data.get("key"))
+            for e in events
+            if e.step == "execute" and e.data.get("phase") == "claimed"
+        ),
     )
 
 
@@ -153,6 +162,15 @@ def resume_flow(
             # Straight to the ledger: the executor may have run, and the world may have
             # changed *because* it did; a re-check would call a completed action stale.
             return tail.run_executor(decision, status_ok, flow.reasons)
+        if tail.key(decision) in flow.ledger_claimed:
+            # The trace saw the ledger hold this claim and the ledger does not: it was
+            # deleted or replaced, and the executor may have run. Never run it again.
+            rec.emit(
+                "execute",
+                reasons=[ReasonCode.EXECUTION_IN_DOUBT],
+                data={"phase": "replay", "key": tail.key(decision), "ledger": "claim lost"},
+            )
+            return tail.finish("aborted", [*flow.reasons, ReasonCode.EXECUTION_IN_DOUBT], decision)
         # No claim: the process died before it, so the executor never ran. Nothing
         # vouches for the decision any more: check it like a first run.
         if _lost_to_redaction(decision):
@@ -195,3 +213,9 @@ def _lost_to_redaction(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_lost_to_redaction(v) for v in value)
     return False
+
+
+def _number(value: Any) -> float | None:
+    """A stored TTL (flows written before it was stored have none)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None

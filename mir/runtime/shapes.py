@@ -25,6 +25,11 @@ MAX_NUMBER_CHARS = 40
 # Floats need no bound of their own: they cannot overflow (1e400 parses as inf, which
 # the integrity check refuses as non-finite).
 MAX_INT_BITS = 128
+# Characters of text (strings and keys) in one caller value (an input, a context). Every
+# flow stores its input and context in one trace line, and the store's reader (DuckDB's
+# read_json) refuses a line over 16 MB: one bigger input made `mir traces list` fail for
+# every flow. 512 Ki characters stay under that even when each escapes to 6 bytes.
+MAX_TEXT_CHARS = 512 * 1024
 
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
@@ -68,16 +73,41 @@ def shape_problem(value: Any, max_depth: int = MAX_DEPTH) -> Problem | None:
     """The same bounds on an already-built value (a caller's mapping, a rule's decision,
     a decision read back from a trace), walked with an explicit stack: never recursion."""
     stack: list[tuple[Any, int]] = [(value, 0)]
+    chars = 0
     while stack:
         node, depth = stack.pop()
         if isinstance(node, Mapping | list | tuple):
             if depth >= max_depth:
                 return depth_problem(max_depth)
-            children = list(node.values()) if isinstance(node, Mapping) else list(node)
+            if isinstance(node, Mapping):
+                chars += sum(len(k) for k in node if isinstance(k, str))
+                children = list(node.values())
+            else:
+                children = list(node)
             stack.extend((child, depth + 1) for child in children)
+        elif isinstance(node, str):
+            chars += len(node)
         elif isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
             return number_problem(f"an integer of {node.bit_length()} bits")
+        if chars > MAX_TEXT_CHARS:
+            return too_large_problem()
     return None
+
+
+def too_large_problem() -> Problem:
+    return Problem(
+        code=ReasonCode.OUTPUT_TOO_LARGE,
+        message=f"more than {MAX_TEXT_CHARS} characters of text",
+    )
+
+
+def stored_form(value: Any) -> Any:
+    """What a trace may keep of a refused caller value: the value itself, or, when it is
+    too large to store, a one-key stand-in saying so (never the bytes)."""
+    problem = shape_problem(value)
+    if problem is not None and problem.code == ReasonCode.OUTPUT_TOO_LARGE:
+        return {"[omitted]": problem.message}
+    return value
 
 
 def depth_problem(max_depth: int) -> Problem:

@@ -29,8 +29,9 @@ def test_a_valid_confident_decision_executes_once_and_traces_every_step():
         "infer",
         "validate",
         "recheck",
-        "execute",
-        "execute",
+        "execute",  # claim: the decision, before the ledger
+        "execute",  # claimed: the ledger holds the key, before the side effect
+        "execute",  # done: the result
         "final",
     ]
     assert {e.flow_id for e in h.traces.events} == {record.flow_id}
