@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
                 project=project,
                 progress=progress,
             )
-        render_record(record, as_json, why=_refused_input(record, project))
+        render_record(record, as_json)
 
     app.add_typer(run, name="run")
 
@@ -114,33 +114,7 @@ def register(app: typer.Typer) -> None:
     agents.register(app)
 
 
-def _refused_input(record: DecisionRecord, project: str | None) -> list[str]:
-    """Why the contract refused the caller's input (``'id' is a required property``):
-    the caller has something to fix, and ``input_invalid`` alone does not say what. Read
-    back from the flow's trace; a store that cannot be read just leaves it out."""
-    if "input_invalid" not in record.reasons:
-        return []
-    from pathlib import Path
-
-    from mir.errors import MirUserError
-    from mir.project import find_project
-    from mir.traces import TraceStore
-
-    try:
-        proj = find_project(Path(project) if project is not None else None)
-        with TraceStore.for_project(proj) as store:
-            events = store.flow(record.flow_id)
-    except MirUserError:
-        return []
-    return [
-        str(problem)
-        for event in events
-        if event.step == "validate" and event.data.get("phase") == "input"
-        for problem in event.data.get("problems", [])
-    ]
-
-
-def render_record(record: DecisionRecord, as_json: bool, why: list[str] | None = None) -> None:
+def render_record(record: DecisionRecord, as_json: bool) -> None:
     if as_json:
         console().print_json(json.dumps(record.model_dump()))
     else:
@@ -160,8 +134,8 @@ def render_record(record: DecisionRecord, as_json: bool, why: list[str] | None =
         if record.decision is not None:
             table.add_row("decision", literal(json.dumps(record.decision, ensure_ascii=False)))
         table.add_row("reasons", literal(", ".join(record.reasons)))
-        if why:
-            table.add_row("why", literal("\n".join(why)))
+        if record.problems:
+            table.add_row("why", literal("\n".join(record.problems)))
         table.add_row("model", literal(f"{record.provider or '-'} / {record.model or '-'}"))
         table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
         if record.status == "pending_review":

@@ -110,7 +110,16 @@ class Tail:
             model=self.state.model,
             latency_ms=round((perf_counter() - self.state.started) * 1000, 3),
             tokens=self.state.tokens,
+            problems=self._input_problems() if ReasonCode.INPUT_INVALID in reasons else [],
         )
+
+    def _input_problems(self) -> list[str]:
+        return [
+            str(problem)
+            for event in self.rec.events
+            if event.step == "validate" and event.data.get("phase") in ("input", "prompt")
+            for problem in event.data.get("problems", [])
+        ]
 
     def recheck(self, current_context: Mapping[str, Any] | None) -> ReasonCode | None:
         loader = self.parts.context_loader

@@ -122,6 +122,10 @@ class DecisionRecord(BaseModel):
     model: str | None = None
     latency_ms: float = 0.0
     tokens: int = 0
+    # Why a caller's input was refused ("input.<root>: 'id' is a required property"):
+    # the caller has something to fix. Also in the flow's validate event; kept out of
+    # the record's JSON so ``--json`` and the final event keep their shape.
+    problems: list[str] = Field(default_factory=list, exclude=True)
 
     @property
     def ended_as_designed(self) -> bool:
