@@ -103,20 +103,13 @@ def _on_terminal(cwd, *args: str, columns: int) -> str:
     import pty
     import re
 
+    from tests.support.terminal import read_terminal
+
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm", "NO_COLOR": "1"}
     process = subprocess.Popen([str(MIR_EXE), *args], cwd=cwd, stdout=slave, stderr=slave, env=env)
     os.close(slave)
-    received = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        received += chunk
-    os.close(master)
+    received = read_terminal(master, process)
     process.wait(timeout=60)
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", received.decode())
 

@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
-import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import MIR_EXE
+from tests.support.terminal import read_terminal
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 GOOD = {"action": "refund", "confidence": 0.9, "amount": 40, "reason": "arrived broken"}
@@ -23,10 +21,8 @@ ARGS = ("run", "agent", "refunds.triage", "-i", json.dumps({"order_id": "A1", "a
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+def app(app: Path) -> Path:
+    root = app
     # the first answer is invalid: the spinner must show the second attempt
     (root / "r.jsonl").write_text(json.dumps("not json") + "\n" + json.dumps(json.dumps(GOOD)))
     return root
@@ -41,21 +37,7 @@ def run_with_terminal_stderr(root: Path, *args: str) -> tuple[int, str, str]:
         [str(MIR_EXE), *args], cwd=root, env=env, stdout=subprocess.PIPE, stderr=slave
     )
     os.close(slave)
-    terminal = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            terminal += chunk
-        elif process.poll() is not None:
-            break
-    os.close(master)
+    terminal = read_terminal(master, process)
     stdout = process.stdout.read().decode() if process.stdout else ""
     process.wait(timeout=30)
     return process.returncode, stdout, terminal.decode(errors="replace")
