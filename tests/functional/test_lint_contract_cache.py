@@ -8,8 +8,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.processes import run_python
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importlinter"
 
@@ -36,17 +37,7 @@ _TYPER = "import sys\nfrom mir.cli.app import main\nsys.exit(main())\n"
 _REPLAY = "EVALUATED=False EXTRACTED=0 TYPER=False"
 
 
-def _run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+_run = run_python
 
 
 def _lint(tree: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -3,13 +3,12 @@ findings) and prints exactly what the typer command prints."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import run_python
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "rules"
 
@@ -29,17 +28,7 @@ _SCRIPT = (
 _TYPER = "import sys\nfrom mir.cli.app import main\nsys.exit(main())\n"
 
 
-def _run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+_run = run_python
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
