@@ -137,14 +137,10 @@ def _connection(path: Path) -> sqlite3.Connection:
 _connections = threading.local()
 
 
-# The name this ledger had when it was one JSON file; kept so callers keep working.
-JsonLedger = SqliteLedger
-
-
 def load_ticket_context(ticket: Mapping[str, Any]) -> dict[str, Any]:
     """The contract's context_loader: order and customer state for a ticket, and the
     refund the policy allows for it (what the contract binds a refund's amount to)."""
-    book, ledger = JsonOrderBook(store_path()), JsonLedger(ledger_path())
+    book, ledger = JsonOrderBook(store_path()), SqliteLedger(ledger_path())
     context = ticket_context(book, ledger, ticket)
     order = current_order(book, ledger, str(ticket.get("order_id", "")))
     context["refund_allowance"] = refund_allowance(
