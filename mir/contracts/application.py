@@ -7,7 +7,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from mir.contracts.domain import AgentContract, EvalSuite, IntentDoc
+from mir.contracts.domain import AgentContract, IntentDoc
+from mir.contracts.eval_suite import EvalSuite
 from mir.errors import ConfigError
 from mir.project import known_keys
 

@@ -292,19 +292,4 @@ class AgentContract(_Strict):
         return self
 
 
-# --------------------------------------------------------------------------- eval suites
-class EvalCase(_Strict):
-    id: str
-    input: dict[str, Any]
-    context: dict[str, Any] = Field(default_factory=dict)
-    role: str = "agent"
-    expect: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Assertions on the decision record, e.g. {action: refund, status: executed}.",
-    )
-
-
-class EvalSuite(_Strict):
-    agent: str
-    description: str = ""
-    cases: list[EvalCase] = Field(default_factory=list)
+# Eval suites (EvalSuite, EvalCase, assertions): mir/contracts/eval_suite.py

@@ -9,7 +9,8 @@ from pydantic import BaseModel
 
 from mir.contracts.adapters import LocatedDocument, parse_yaml, read_text, split_front_matter
 from mir.contracts.application import validate_document
-from mir.contracts.domain import AgentContract, EvalSuite, IntentDoc
+from mir.contracts.domain import AgentContract, IntentDoc
+from mir.contracts.eval_suite import EvalSuite
 from mir.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
