@@ -81,6 +81,12 @@ class DecisionSpec(_Strict):
     json_schema: dict[str, Any] | None = Field(None, description="Inline JSON schema instead.")
     action_field: str = "action"
     confidence_field: str = "confidence"
+    confidence_source: Literal["reported", "logprobs"] = Field(
+        "reported",
+        description="'reported': the number the model writes in the confidence field; "
+        "'logprobs': the provider's token probability of the chosen action (llama.cpp, "
+        "OpenAI-compatible servers that return logprobs), written into that field.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DecisionSpec:
