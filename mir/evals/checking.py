@@ -118,7 +118,7 @@ class _Checker:
         if not isinstance(reference, dict):
             return
         field = self.contract.decision.action_field
-        if field in reference and reference[field] not in self.contract.actions:
+        if field in reference and not self._is_action(reference[field]):
             yield "reference", self._unknown_action(reference[field])
 
     def _fits(self, assertion: Any, path: str, found: SchemaField) -> Iterator[tuple[str, str]]:
@@ -130,7 +130,7 @@ class _Checker:
             values = list(assertion.values)
         if path == self.contract.decision.action_field:
             for value in values:
-                if not isinstance(value, str) or value not in self.contract.actions:
+                if not self._is_action(value):
                     yield _value_field(kind), self._unknown_action(value)
             return
         if found.values is not None:
@@ -162,6 +162,9 @@ class _Checker:
                     _value_field(kind),
                     f"{value!r} is {own} but {path!r} is {described}; use a value of its type",
                 )
+
+    def _is_action(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.contract.actions
 
     # ------------------------------------------------------------------ messages
     def _unknown_path(self, path: str, found: Unresolved) -> str:
