@@ -45,7 +45,7 @@ class CompareRequest(BaseModel):
 class Grade(BaseModel):
     """The grade agent's decision: does the answer meet the rubric, and how well."""
 
-    reason: str = Field(max_length=160)
+    reason: str = Field(max_length=120)
     verdict: GradeVerdict
     score: float = Field(ge=0, le=1, description="0: misses the rubric entirely, 1: fully.")
     confidence: float = Field(ge=0, le=1)
@@ -54,6 +54,6 @@ class Grade(BaseModel):
 class Preference(BaseModel):
     """The compare agent's decision: which answer is better on the criteria."""
 
-    reason: str = Field(max_length=160)
+    reason: str = Field(max_length=120)
     verdict: PairVerdict
     confidence: float = Field(ge=0, le=1)

@@ -139,7 +139,7 @@ def read_labels(path: Path) -> list[RubricLabel | PairwiseLabel]:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"line {number} is not JSON: {exc.msg}", where=where) from exc
+            raise ConfigError(f"not JSON: {exc.msg}", where=where, hint=_FORMAT_HINT) from exc
         examples.append(_example(raw, where))
     if not examples:
         raise ConfigError("labels file has no examples", where=str(path))
@@ -164,6 +164,51 @@ _FORMAT_HINT = (
     'a rubric line: {"input", "decision", "rubric", "label": "pass"|"fail"}; '
     'a pairwise line: {"input", "a", "b", "criteria", "label": "A"|"B"|"tie"}'
 )
+
+
+def calibrate_judge(
+    labels_file: Path,
+    *,
+    suite: Path | None = None,
+    project: str | Path | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
+    responses: Path | None = None,
+    record: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """``mir eval calibrate``: the judge of ``suite`` (or the project's default judge),
+    with the given settings on top, calibrated on ``labels_file``.
+
+    Use the same judge settings as the suite that gates on it: a calibration counts only
+    for the model and prompt hash that made it.
+    """
+    from mir.contracts import JudgeSettings, load_eval_suite
+    from mir.evals.judging import open_judge
+    from mir.project import find_project
+
+    labels_file = labels_file.resolve()
+    read_labels(labels_file)  # a bad labels file fails before any model is loaded
+    settings = JudgeSettings()
+    if suite is not None:
+        settings = load_eval_suite(suite).judge
+        if settings.responses is not None:  # relative to the suite, which may live elsewhere
+            settings = settings.model_copy(
+                update={"responses": str(suite.resolve().parent / settings.responses)}
+            )
+    given = {
+        "provider": provider,
+        "model": model,
+        "api_base": api_base,
+        "api_key_env": api_key_env,
+        "responses": None if responses is None else str(responses.resolve()),
+    }
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
+    where = Path(project) if project is not None else labels_file.parent
+    with open_judge(settings, suite_dir=labels_file.parent, project=find_project(where)) as judge:
+        return calibrate(labels_file, judge, record=record, progress=progress)
 
 
 def calibrate(

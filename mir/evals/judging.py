@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from mir.contracts import EvalCase, JudgeSettings, Pairwise, Route, Rubric
+from mir.contracts import EvalCase, JudgeSettings, Pairwise, Route, Rubric, load_contract
 from mir.errors import ConfigError
 from mir.evals.calibration import latest_calibrations, read_calibrations
 from mir.evals.domain import AssertionResult
@@ -102,10 +102,12 @@ def judge_route(
     suite_dir: Path,
     model_settings: ModelSettings,
     provider: str | None = None,
+    max_tokens: int = 640,
 ) -> Route:
     """The one route both judge agents use. Explicit ``judge:`` settings win; then the
     run's ``provider`` (``mir eval --provider``); a ``responses`` file alone means
-    scripted; then the project's ``[tool.mir.model]``."""
+    scripted; then the project's ``[tool.mir.model]``. Decoding settings (temperature,
+    ``max_tokens``) stay the judge contract's."""
     chosen = settings.provider
     if chosen is None and provider in JUDGE_PROVIDERS:
         chosen = provider
@@ -136,8 +138,8 @@ def judge_route(
         model=model if chosen != "scripted" else None,
         api_base=settings.api_base or (model_settings.api_base if same else None),
         api_key_env=settings.api_key_env or (model_settings.api_key_env if same else None),
-        temperature=0.0,
-        max_tokens=200,
+        temperature=0.0,  # the same answer for the same question: a judge must be repeatable
+        max_tokens=max_tokens,
         responses=str(responses) if responses is not None else None,
     )
 
@@ -370,11 +372,13 @@ def open_judge(
     ``traces``: a trace sink to share (the runner's); default: the project's store,
     opened on the first judgement and closed by ``Judge.close``.
     """
+    own = load_contract(judge_home() / "agents" / "grade.yaml").routes[0]
     route = judge_route(
         settings,
         suite_dir=suite_dir,
         model_settings=project.section("model", ModelSettings),
         provider=provider,
+        max_tokens=own.max_tokens,
     )
     return Judge(route, project=project, settings=settings, suite_dir=suite_dir, traces=traces)
 
