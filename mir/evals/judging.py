@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from mir.runtime import Agent, DecisionRecord
 
 Outcome = Literal["win", "tie", "loss"]
-JUDGE_PROVIDERS = ("llama", "litellm", "scripted")
 # What the candidate scores for each pairwise outcome (reported, never gated on).
 OUTCOME_SCORE: dict[str, float] = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
@@ -104,12 +103,16 @@ def judge_route(
     provider: str | None = None,
     max_tokens: int = 640,
 ) -> Route:
-    """The one route both judge agents use. Explicit ``judge:`` settings win; then the
-    run's ``provider`` (``mir eval --provider``); a ``responses`` file alone means
-    scripted; then the project's ``[tool.mir.model]``. Decoding settings (temperature,
-    ``max_tokens``) stay the judge contract's."""
+    """The one route both judge agents use. Explicit ``judge:`` settings win; a
+    ``responses`` file alone means scripted; then the project's ``[tool.mir.model]``.
+
+    The run's ``provider`` (``mir eval --provider``) picks the agent's model, not the
+    judge's: a judge stays the same judge whatever model is under test, so its
+    calibration still holds. Only a scripted run (offline replay) makes a judge without
+    a provider of its own scripted too, which then needs ``judge.responses``. Decoding
+    settings (temperature, ``max_tokens``) stay the judge contract's."""
     chosen = settings.provider
-    if chosen is None and provider in JUDGE_PROVIDERS:
+    if chosen is None and provider == "scripted":
         chosen = provider
     if chosen is None:
         chosen = "scripted" if settings.responses else model_settings.provider

@@ -267,5 +267,12 @@ def test_route_settings_and_their_errors(project):
     )
     with pytest.raises(ConfigError, match="names no judge responses"):
         open_judge(JudgeSettings(), suite_dir=project, project=proj, provider="scripted")
-    rules = open_judge(JudgeSettings(), suite_dir=project, project=proj, provider="rules")
-    assert rules.route.provider == "llama"
+    # the agent's --provider is not the judge's: its calibration must keep holding
+    for run_provider in ("rules", "litellm", "llama"):
+        kept = open_judge(JudgeSettings(), suite_dir=project, project=proj, provider=run_provider)
+        assert kept.route.provider == "llama" and kept.identity.model_label == "llama:default"
+    explicit = JudgeSettings(provider="litellm", model="m")
+    assert (
+        open_judge(explicit, suite_dir=project, project=proj, provider="scripted").route.provider
+        == "litellm"
+    )
