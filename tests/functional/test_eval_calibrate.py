@@ -62,11 +62,16 @@ def kappa_of(matrix: list[list[int]], labels: list[str]) -> float:
     return float(cohen_kappa_score(human, judge))
 
 
-def test_the_command_prints_kappa_agreement_and_the_matrix(labelled: Path):
-    app = typer.Typer()
-    group = typer.Typer()
+def calibrate_app() -> typer.Typer:
+    """``eval calibrate`` on a group of its own, as ``mir eval`` registers it."""
+    app, group = typer.Typer(), typer.Typer()
     eval_calibrate.register(group)
     app.add_typer(group, name="eval")
+    return app
+
+
+def test_the_command_prints_kappa_agreement_and_the_matrix(labelled: Path):
+    app = calibrate_app()
     args = ["eval", "calibrate", str(labelled / "labels.jsonl"), "--judge-provider", "scripted"]
     args += ["--judge-responses", str(labelled / "judge.jsonl")]
     result = CliRunner().invoke(app, [*args, "--json"], env={"COLUMNS": "100"})
@@ -127,3 +132,28 @@ def test_a_bad_labels_file_is_one_line_exit_2(run_mir, labelled: Path, labels: s
 def test_an_unknown_judge_provider_is_exit_2(run_mir, labelled: Path):
     result = run_mir("eval", "calibrate", "labels.jsonl", "--judge-provider", "rules", cwd=labelled)
     assert result.returncode == 2 and "not a judge provider" in result.stderr
+
+
+def test_a_judge_that_always_prefers_the_first_answer_is_shown_up(labelled: Path):
+    """Pairwise labels against a scripted judge that always says "A": every verdict flips
+    with the positions, so each is a tie and the position consistency is 0."""
+    pairs = [
+        {
+            "input": {"q": i},
+            "a": {"r": "kind"},
+            "b": {"r": "rude"},
+            "criteria": "kinder?",
+            "label": x,
+        }
+        for i, x in enumerate(["A", "B", "A", "B"])
+    ]
+    (labelled / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    always_a = json.dumps(json.dumps({"reason": "first", "verdict": "A", "confidence": 1}))
+    (labelled / "always-a.jsonl").write_text((always_a + "\n") * 8)
+    app = calibrate_app()
+    args = ["eval", "calibrate", str(labelled / "pairs.jsonl"), "--judge-provider", "scripted"]
+    args += ["--judge-responses", str(labelled / "always-a.jsonl"), "--no-record"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert "pairwise: n 4, Cohen's kappa 0.000, raw agreement 0.000" in result.output
+    assert "position consistency 0.000" in result.output
