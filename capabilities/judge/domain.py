@@ -24,6 +24,7 @@ class GradeRequest(BaseModel):
 
     rubric: str = Field(min_length=1, max_length=2000)
     input: dict[str, Any] = Field(description="What the graded agent was asked.")
+    context: dict[str, Any] | None = Field(None, description="The world it decided in.")
     answer: Any = Field(description="What it answered: its decision, or one field of it.")
 
 
@@ -38,6 +39,7 @@ class CompareRequest(BaseModel):
 
     criteria: str = Field(min_length=1, max_length=2000)
     input: dict[str, Any]
+    context: dict[str, Any] | None = None
     a: Any
     b: Any
 

@@ -46,6 +46,7 @@ class _Label(BaseModel):
 
     id: str | None = Field(None, description="Optional name of the example, for the report.")
     input: dict[str, Any]
+    context: dict[str, Any] | None = Field(None, description="The world, when it matters.")
 
 
 class RubricLabel(_Label):
@@ -277,7 +278,9 @@ def _numbered(
 
 def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> Judged:
     if isinstance(example, RubricLabel):
-        graded = judge.grade_answer(example.rubric, example.input, example.decision)
+        graded = judge.grade_answer(
+            example.rubric, example.input, example.decision, context=example.context
+        )
         return Judged(
             line=number,
             kind="rubric",
@@ -285,7 +288,9 @@ def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> J
             verdict=graded.verdict or NO_VERDICT,
             reason=graded.reason or graded.problem or "",
         )
-    pair = judge.compare_answers(example.criteria, example.input, example.a, example.b)
+    pair = judge.compare_answers(
+        example.criteria, example.input, example.a, example.b, context=example.context
+    )
     verdict = {"win": "A", "loss": "B", "tie": "tie"}.get(pair.outcome or "", NO_VERDICT)
     return Judged(
         line=number,

@@ -195,7 +195,7 @@ class Judge:
             return AssertionResult(
                 **base, passed=None, message=f"no field {assertion.path!r} in the decision"
             )
-        graded = self.grade_answer(assertion.rubric, case.input, answer)
+        graded = self.grade_answer(assertion.rubric, case.input, answer, context=case.context)
         if graded.problem is not None:
             return AssertionResult(**base, passed=None, message=graded.problem)
         assert graded.score is not None
@@ -232,7 +232,9 @@ class Judge:
             return AssertionResult(
                 **base, passed=None, message="no baseline decision of this case to compare with"
             )
-        pair = self.compare_answers(assertion.criteria, case.input, decision, reference)
+        pair = self.compare_answers(
+            assertion.criteria, case.input, decision, reference, context=case.context
+        )
         if pair.problem is not None or pair.outcome is None:
             return AssertionResult(**base, passed=None, message=pair.problem or "no verdict")
         passed = pair.outcome in assertion.accept
@@ -279,10 +281,17 @@ class Judge:
         return True, None
 
     # ------------------------------------------------------------------ raw judgements
-    def grade_answer(self, rubric: str, input: Mapping[str, Any], answer: Any) -> GradeOutcome:
-        record = self._agent("grade").decide(
-            {"rubric": rubric, "input": dict(input), "answer": answer}
-        )
+    def grade_answer(
+        self,
+        rubric: str,
+        input: Mapping[str, Any],
+        answer: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> GradeOutcome:
+        """The grade agent on one answer (``context``: the world the answer was given in)."""
+        asked = {"rubric": rubric, "input": dict(input), "answer": answer}
+        record = self._agent("grade").decide(_with_context(asked, context))
         decision = _verdict_of(record)
         if isinstance(decision, str):
             return GradeOutcome(None, None, None, record.flow_id, problem=decision)
@@ -294,13 +303,19 @@ class Judge:
         )
 
     def compare_answers(
-        self, criteria: str, input: Mapping[str, Any], candidate: Any, reference: Any
+        self,
+        criteria: str,
+        input: Mapping[str, Any],
+        candidate: Any,
+        reference: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
     ) -> PairOutcome:
         """Asked with the candidate as A, then as B. Agreeing answers give the outcome;
         answers that name different winners are a tie, and not position consistent."""
-        agent, data = self._agent("compare"), dict(input)
-        one = agent.decide({"criteria": criteria, "input": data, "a": candidate, "b": reference})
-        two = agent.decide({"criteria": criteria, "input": data, "a": reference, "b": candidate})
+        agent, asked = self._agent("compare"), {"criteria": criteria, "input": dict(input)}
+        one = agent.decide(_with_context({**asked, "a": candidate, "b": reference}, context))
+        two = agent.decide(_with_context({**asked, "a": reference, "b": candidate}, context))
         flows = (one.flow_id, two.flow_id)
         first, second = _verdict_of(one), _verdict_of(two)
         for got in (first, second):
@@ -394,6 +409,10 @@ def _verdict_of(record: DecisionRecord) -> dict[str, Any] | str:
     return (
         f"the judge gave no verdict: flow {record.flow_id[:12]} ended {record.status} ({reasons})"
     )
+
+
+def _with_context(asked: dict[str, Any], context: Mapping[str, Any] | None) -> dict[str, Any]:
+    return asked if context is None else {**asked, "context": dict(context)}
 
 
 def _at_path(decision: Mapping[str, Any], path: str | None) -> tuple[bool, Any]:

@@ -122,6 +122,24 @@ def test_the_judge_sees_both_orders(project, opened):
     assert shown == sorted([(MINE["reply"], THEIRS["reply"]), (THEIRS["reply"], MINE["reply"])])
 
 
+def test_the_judge_sees_the_cases_world_when_it_has_one(project, opened):
+    judge = scripted_judge(
+        project, said(verdict="pass", score=1.0), said(verdict="pass", score=1.0)
+    )
+    opened.append(judge)
+    rubric = Rubric(type="rubric", rubric="Does the amount fit the order?")
+    judge.grade(rubric, CASE, MINE)
+    world = EvalCase(id="w", input=CASE.input, context={"order": {"refundable": 24.9}})
+    judge.grade(rubric, world, MINE)
+    store = TraceStore.for_project(find_project(project))
+    try:
+        shown = [e.data["input"] for e in store.events() if e.step == "snapshot"]
+    finally:
+        store.close()
+    assert sorted("context" in s for s in shown) == [False, True]
+    assert {"order": {"refundable": 24.9}} in [s.get("context") for s in shown]
+
+
 def test_rubric_grading_passes_at_min_score(project, opened):
     judge = scripted_judge(
         project,
