@@ -32,13 +32,16 @@ def run_flow(
     input: dict[str, Any] = INPUT,
     context: dict[str, Any] | None = None,
     role: str = "agent",
+    mode: str = "eval",
 ) -> Observation:
     """One real flow; ``outputs`` are the model's raw answers in order (a decision dict
     is written as its JSON text; an ``answer(...)`` also carries token counts)."""
     script = app / "responses.jsonl"
     lines = [o if isinstance(o, dict) and "text" in o else _text(o) for o in outputs]
     script.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    with load_agent("refunds.triage", project=app, provider="scripted", responses=script) as agent:
+    with load_agent(
+        "refunds.triage", project=app, provider="scripted", responses=script, mode=mode
+    ) as agent:
         record = agent.decide(input, context, role=role)
         events = agent.trace(record.flow_id)
         return Observation(record=record, events=events, parts=agent.parts, role=role)
@@ -62,9 +65,11 @@ def passed(obs: Observation, *assertions: dict[str, Any]) -> list[bool | None]:
     return [r.passed for r in evaluate(case, obs)]
 
 
-def test_a_valid_first_answer(app):
-    obs = run_flow(app, GOOD)
+@pytest.mark.parametrize("mode", ["eval", "production"])
+def test_a_valid_first_answer(app, mode):
+    obs = run_flow(app, GOOD, mode=mode)
     assert obs.record.status == "executed"
+    assert (app / "executed.jsonl").exists() is (mode == "production")
     assert (
         passed(
             obs,
@@ -166,13 +171,21 @@ def test_low_confidence_requests_review(app):
 
 def test_a_world_that_changed_makes_the_flow_stale(app):
     # the caller claims a world the context loader does not confirm at the re-check
-    obs = run_flow(app, GOOD, context={"order_total": 1})
+    obs = run_flow(app, GOOD, context={"order_total": 1}, mode="production")
     assert obs.record.status == "stale"
     assert passed(obs, {"type": "stale"}, {"type": "reason", "value": "state_changed"}) == [
         True,
         True,
     ]
     assert not (app / "executed.jsonl").exists()
+    # in an eval the case's world is the world: the loader is not asked again
+    obs = run_flow(app, GOOD, context={"order_total": 1})
+    assert passed(
+        obs, {"type": "stale", "value": False}, {"type": "status", "value": "executed"}
+    ) == [
+        True,
+        True,
+    ]
 
 
 def test_a_refused_input_has_no_decision_to_assert_on(app):
