@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mir.contracts import AgentContract, load_eval_suite
+from mir.contracts import AgentContract, field_line, load_eval_suite
 from mir.evals.checking import check_suite
 from mir.evals.decision_paths import SchemaField, Unresolved, resolve_path
 from mir.runtime.loading import load_parts
@@ -271,3 +271,15 @@ def test_a_combinatorial_self_referencing_schema_is_resolved_quickly():
     found = resolve_path(schema, ".".join(["x"] * 12))
     assert time.perf_counter() - started < 1.0
     assert isinstance(found, SchemaField)
+
+
+def test_hundreds_of_problems_are_placed_in_one_read_of_the_file(tmp_path, triage):
+    body = "".join(f"- id: c{i}\n  input: {{}}\n  expect: {{acton: refund}}\n" for i in range(300))
+    started = time.perf_counter()
+    found = problems(tmp_path, triage, body)
+    assert time.perf_counter() - started < 2.0  # one parse per problem took 10 s
+    assert len(found) == 300
+    path = tmp_path / "triage.yaml"
+    for i in (0, 150, 299):
+        line = field_line(path, ("cases", i, "expect", "acton"))
+        assert found[i].startswith(f"{path}:{line}: cases[{i}] (c{i}).expect.acton: ")
