@@ -11,13 +11,15 @@ contract's input schema refuses is not flagged: it is how a suite tests
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mir.contracts import EvalSuite, FlowStatusName, field_line
+from mir.contracts import EvalSuite, FlowStatusName, field_line, load_contract
 from mir.evals.assertions import DecisionParts, expand
 from mir.evals.decision_paths import SchemaField, Unresolved, json_equal, json_type, resolve_path
 from mir.runtime import ReasonCode
@@ -54,6 +56,8 @@ class _Checker:
         self.contract = parts.contract
         self.schema = parts.decision_schema
         self.actions = sorted(self.contract.actions)
+        path = getattr(parts, "contract_path", None)
+        self.contract_path: Path | None = path if isinstance(path, Path) else None
         self._lines: _SuiteLines | None = None
 
     def line(self, loc: tuple[Any, ...]) -> int:
@@ -100,13 +104,25 @@ class _Checker:
             yield "value", _unknown("reason code", value, _REASONS)
 
     def _route(self, value: Any) -> Iterator[tuple[str, str]]:
-        routes = self.contract.routes
-        known = [r.name for r in routes if r.name] + [r.provider for r in routes]
+        if value not in self.routes:
+            yield "value", _unknown("route", value, self.routes, where="in the contract")
+
+    @cached_property
+    def routes(self) -> list[str]:
+        """Route names and providers a flow of this agent may use. ``mir eval --provider``
+        narrows the loaded contract's routes, so the contract file's own are read too:
+        a suite valid for the agent stays valid under any override."""
+        contracts = [self.contract]
+        if self.contract_path is not None:
+            # unreadable now: the loaded parts are what the run uses, and they suffice
+            with contextlib.suppress(Exception):
+                contracts.append(load_contract(self.contract_path))
+        known = [r.name for c in contracts for r in c.routes if r.name]
+        known += [r.provider for c in contracts for r in c.routes]
+        known += ["scripted"]  # what answers under `mir eval --responses`
         if self.contract.fallback.rules or self.contract.fallback.default:
             known.append("rules")  # the fallback rules deciding count as the 'rules' route
-        known = list(dict.fromkeys(known))
-        if value not in known:
-            yield "value", _unknown("route", value, known, where="in the contract")
+        return list(dict.fromkeys(known))
 
     def _regex(self, pattern: str) -> Iterator[tuple[str, str]]:
         try:

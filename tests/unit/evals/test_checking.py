@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def test_every_problem_is_listed_at_once_with_its_line_and_a_fix(tmp_path, triag
         f"{file}:16: cases[0] (small).assert[2]: contains on 'amount', which is a number; "
         "contains needs a text or list field",
         f"{file}:17: cases[0] (small).assert[3]: unknown route 'locl'; did you mean 'local'? "
-        "(routes in the contract: local, remote, llama, litellm, rules)",
+        "(routes in the contract: local, remote, llama, litellm, scripted, rules)",
         f"{file}:18: cases[0] (small).assert[4]: unknown reason code 'retries_exhaustd'; "
         "did you mean 'retries_exhausted'?",
         f"{file}:19: cases[0] (small).assert[5]: 'reason.sub' is not in the decision schema "
@@ -283,3 +283,19 @@ def test_hundreds_of_problems_are_placed_in_one_read_of_the_file(tmp_path, triag
     for i in (0, 150, 299):
         line = field_line(path, ("cases", i, "expect", "acton"))
         assert found[i].startswith(f"{path}:{line}: cases[{i}] (c{i}).expect.acton: ")
+
+
+def test_routes_of_the_contract_file_stay_known_when_a_run_narrows_them(tmp_path, triage):
+    # `mir eval --provider llama` loads the agent with its llama routes only
+    llama_only = [r for r in triage.contract.routes if r.provider == "llama"]
+    narrowed = replace(triage, contract=triage.contract.model_copy(update={"routes": llama_only}))
+    body = """\
+        - id: r
+          input: {}
+          assert:
+            - {type: route, value: remote, used: false}
+            - {type: route, value: scripted, used: false}
+            - {type: route, value: nowhere}
+        """
+    found = problems(tmp_path, narrowed, body)
+    assert len(found) == 1 and "unknown route 'nowhere'" in found[0]
