@@ -299,3 +299,20 @@ def test_routes_of_the_contract_file_stay_known_when_a_run_narrows_them(tmp_path
         """
     found = problems(tmp_path, narrowed, body)
     assert len(found) == 1 and "unknown route 'nowhere'" in found[0]
+
+
+def test_judge_assertions_are_checked_too(tmp_path, triage):
+    body = """\
+        - id: j
+          input: {}
+          assert:
+            - {type: rubric, rubric: polite, path: reasn}
+            - {type: pairwise, criteria: better, reference: {action: refnd}}
+        """
+    found = [line.split(": ", 2)[2] for line in problems(tmp_path, triage, body)]
+    assert found == [
+        "'reasn' is not in the decision schema; did you mean 'reason'? "
+        "(fields: action, confidence, amount, reason)",
+        "unknown action 'refnd'; did you mean 'refund'? "
+        "(actions in the contract: deny, escalate, refund)",
+    ]
