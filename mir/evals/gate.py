@@ -207,9 +207,14 @@ def decide(
     else:
         notes.append("no baseline: only the thresholds gate (`mir eval --update-baseline`)")
 
-    critical_broken = _critical_regressions(summaries)
-    if critical_broken:
-        failures.append(f"critical case broken: {_names(critical_broken)}")
+    critical = _critical_regressions(summaries)
+    broken_critical = [s.case_id for s in critical if s.change == "broken"]
+    failing_critical = [s.case_id for s in critical if s.change != "broken"]
+    if broken_critical:
+        failures.append(f"critical case broken: {_names(broken_critical)}")
+    if failing_critical:
+        # no baseline entry to compare with: a failing critical case is enough
+        failures.append(f"critical case failing: {_names(failing_critical)}")
 
     if min_pass_rate is not None and pass_rate < min_pass_rate:
         failures.append(
@@ -230,12 +235,12 @@ def decide(
     )
 
 
-def _critical_regressions(summaries: Sequence[CaseSummary]) -> list[str]:
+def _critical_regressions(summaries: Sequence[CaseSummary]) -> list[CaseSummary]:
     """Critical cases that broke, or that fail with nothing to compare them to (no
     baseline, or new since it). A critical case that already failed in the baseline is
     a known failure, not a regression: it shows as still failing."""
     return [
-        s.case_id
+        s
         for s in summaries
         if "critical" in s.tags and not s.pass_all and s.change in (None, "new", "broken")
     ]

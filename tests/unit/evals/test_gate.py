@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mir.evals.baselines import baseline_of
 from mir.evals.domain import AssertionResult
 from tests.unit.evals.gate_factories import make_run, make_suite, result_of, runs_of
+
+OUTCOMES = st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=60)
 
 IDS = [f"case-{i:02d}" for i in range(40)]
 
@@ -75,7 +79,7 @@ def test_without_a_baseline_only_thresholds_and_critical_gate() -> None:
     assert "no baseline" in ok.gate.reasons[0]
     critical = make_suite(["a", "b"], critical=["b"])
     failing = result_of(critical, runs_of({"a": True, "b": False}))
-    assert failing.gate.reasons == ("critical case broken: b",)
+    assert failing.gate.reasons == ("critical case failing: b",)
 
 
 def test_alpha_is_the_suites() -> None:
@@ -163,3 +167,34 @@ def test_no_runs_at_all() -> None:
     result = result_of(make_suite(["a"]), [], interrupted=True)
     assert result.gate.passed and result.gate.pass_rate == 0.0
     assert result.confidence.samples == 0 and result.confidence.ece is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(OUTCOMES, st.sampled_from([0.01, 0.05, 0.2]), st.sampled_from([None, 0.5, 0.9]))
+def test_the_gate_follows_its_three_rules(rows, alpha, min_pass_rate) -> None:
+    """Random baselines and runs: the comparison partitions the cases, and the gate
+    fails exactly when a rule says so."""
+    from mir.evals.statistics import mcnemar_exact
+
+    ids = [f"c{i}" for i in range(len(rows))]
+    critical = [i for i, (_, _, crit) in zip(ids, rows, strict=True) if crit]
+    suite = make_suite(ids, critical=critical, alpha=alpha, min_pass_rate=min_pass_rate)
+    before = {i: was for i, (was, _, _) in zip(ids, rows, strict=True)}
+    now = {i: is_ for i, (_, is_, _) in zip(ids, rows, strict=True)}
+    result = result_of(suite, runs_of(now), baseline=_baseline(suite, before))
+    comparison = result.comparison
+    broken = [i for i in ids if before[i] and not now[i]]
+    fixed = [i for i in ids if not before[i] and now[i]]
+    assert list(comparison.broken) == broken and list(comparison.fixed) == fixed
+    assert list(comparison.still_failing) == [i for i in ids if not before[i] and not now[i]]
+    assert comparison.still_passing == sum(before[i] and now[i] for i in ids)
+    p = mcnemar_exact(len(broken), len(fixed))
+    assert comparison.p_value == p
+    rate = sum(now.values()) / len(ids)
+    should_fail = (
+        (len(broken) > len(fixed) and p < alpha)
+        or any(i in critical for i in broken)
+        or (min_pass_rate is not None and rate < min_pass_rate)
+    )
+    assert result.gate.passed is not should_fail
+    assert result.gate.reasons  # always says why, in words
