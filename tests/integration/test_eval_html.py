@@ -77,6 +77,9 @@ def test_report_loads_cleanly_and_its_counts_match_the_json(page, tmp_path: Path
     # the decision's HTML is text, exactly as the model wrote it
     decisions = page.locator("pre.decision").all_text_contents()
     assert any("</script><script>alert(1)</script>" in text for text in decisions)
+    # the judge's reason of a failed rubric shows in its row, as text
+    reasons = page.locator("tr.run.failed .reason").all_text_contents()
+    assert any("<b>bold</b>" in text for text in reasons)
 
 
 def test_filters_hide_and_count_rows(page, tmp_path: Path) -> None:
