@@ -60,8 +60,12 @@ def conclude(
     model: str | None = None,
     prompt_hash: str | None = None,
     contract_hash: str | None = None,
+    planned_runs: int | None = None,
 ) -> SuiteResult:
-    """The suite's result: per-case summaries, the comparison and the gate's verdict."""
+    """The suite's result: per-case summaries, the comparison and the gate's verdict.
+
+    ``planned_runs`` (only said when interrupted) defaults to the suite's cases times
+    their repeats; a caller overriding the repeats (``--repeat``) passes its own."""
     ordered = _in_case_order(suite, runs)
     summaries = summarize(suite, ordered)
     comparison = None
@@ -69,7 +73,8 @@ def conclude(
         comparison = compare(summaries, baseline, suite_ids=[c.id for c in suite.cases])
         changes = _changes(comparison)
         summaries = [s.model_copy(update={"change": changes.get(s.case_id)}) for s in summaries]
-    planned = sum(case.repeat or suite.repeat for case in suite.cases)
+    if planned_runs is None:
+        planned_runs = sum(case.repeat or suite.repeat for case in suite.cases)
     gate = decide(
         summaries,
         ordered,
@@ -77,7 +82,7 @@ def conclude(
         alpha=suite.alpha,
         min_pass_rate=suite.min_pass_rate,
         interrupted=interrupted,
-        planned_runs=planned,
+        planned_runs=planned_runs,
         judge_gating=judge_gating,
         judge_note=judge_note,
     )

@@ -24,6 +24,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from mir.evals.domain import AssertionResult, CaseRun, EvalReport, SuiteResult
+from mir.evals.statistics import wilson_interval
 
 TEMPLATE = Path(__file__).with_name("report.html.j2")
 # XML 1.0 allows tab, newline, carriage return and these ranges, nothing else
@@ -142,6 +143,7 @@ def render_html(report: EvalReport, traces: Mapping[str, list[dict]] | None = No
         failed_assertions=failed_assertions,
         pretty=_pretty,
         compact=_compact,
+        interval=wilson_interval,
         data_json=script_json(data),
     )
 

@@ -124,6 +124,10 @@ def test_an_interrupted_run_concludes_on_what_ran_and_says_so() -> None:
     assert result.interrupted and result.gate.passed
     assert result.gate.reasons[-1] == "interrupted: concluded on the 10 of 40 runs that finished"
     assert len(result.cases) == 10
+    repeated = result_of(
+        suite, runs_of({i: True for i in IDS[:10]}), interrupted=True, planned_runs=120
+    )
+    assert repeated.gate.reasons[-1] == "interrupted: concluded on the 10 of 120 runs that finished"
 
 
 def test_judge_note_and_position_consistency() -> None:
