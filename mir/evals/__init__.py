@@ -1,5 +1,6 @@
 """``mir eval``: regression suites for agents that gate CI."""
 
+from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
 from mir.evals.domain import (
     AssertionResult,
@@ -13,6 +14,9 @@ from mir.evals.domain import (
     Gate,
     SuiteResult,
 )
+from mir.evals.gate import conclude
+from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
+from mir.evals.reports import render_html, render_json, render_junit
 
 __all__ = [
     "AssertionResult",
@@ -23,8 +27,18 @@ __all__ = [
     "CaseSummary",
     "Comparison",
     "ConfidenceReport",
+    "EvalHistory",
+    "EvalHistoryError",
     "EvalReport",
     "Gate",
+    "HistoryRow",
     "SuiteResult",
+    "baseline_path",
     "calibrate_judge",
+    "conclude",
+    "read_baseline",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "write_baseline",
 ]
