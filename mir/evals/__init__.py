@@ -13,6 +13,17 @@ from mir.evals.domain import (
     SuiteResult,
 )
 
+
+def __getattr__(name: str) -> object:
+    # run_eval pulls in the runtime (and its adapters): only when it is asked for, so
+    # the result models stay cheap to import (reports, the pytest plugin's collection)
+    if name == "run_eval":
+        from mir.evals.api import run_eval
+
+        return run_eval
+    raise AttributeError(f"module 'mir.evals' has no attribute {name!r}")
+
+
 __all__ = [
     "AssertionResult",
     "Baseline",
@@ -24,4 +35,5 @@ __all__ = [
     "EvalReport",
     "Gate",
     "SuiteResult",
+    "run_eval",
 ]

@@ -1,0 +1,361 @@
+"""Running case runs: each one a decision through the real runtime in eval mode, then its
+assertions (deterministic, schema, trajectory via ``assertions``; judge via ``judging``).
+
+One ``CaseRunner`` per process holds the agents (and judges) it opened, so a worker
+loads a model once. ``execute`` runs the runs in this process (``jobs == 1``) or in N
+worker processes, reports each as it finishes, and returns them by number; whatever the
+order they finish in, a scripted replay line belongs to its run (``Task.response``).
+
+Ctrl-C: the first one stops starting new runs (those in flight finish, so no flow is
+left half-written) and the partial results are returned with ``interrupted``; a second
+one interrupts at once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.util
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mir.contracts import EvalCase, EvalSuite
+from mir.errors import MirUserError
+from mir.evals.domain import AssertionResult, CaseRun
+from mir.inference import ModelResponse
+from mir.project import Project
+from mir.runtime import Agent, DecisionRecord, load_agent
+from mir.traces import TraceEvent, TraceStore
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every agent of the run is opened (picklable: sent to worker processes)."""
+
+    root: Path
+    provider: str | None = None
+    model: str | None = None
+    response_cache: Path | None = None
+    replay_label: str = "scripted"
+
+
+@dataclass(frozen=True)
+class SuitePlan:
+    """One suite as a worker needs it."""
+
+    ref: str
+    path: Path
+    agent: str  # capability.agent
+    suite: EvalSuite
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of one case (picklable)."""
+
+    number: int  # position in case order over every suite
+    suite: int
+    case: int
+    repeat: int
+    response: ModelResponse | None = None  # --responses: this run's scripted line
+    baseline_decision: dict[str, Any] | None = None  # for pairwise against: baseline
+    judge_gates: bool = True
+
+
+class _Tee:
+    """The trace sink of an eval: events go to the store, and the runner keeps each
+    flow's events as written, so reading a trajectory costs no query."""
+
+    def __init__(self, store: TraceStore):
+        self.store = store
+        self.flows: dict[str, list[TraceEvent]] = {}
+
+    def append(self, events: Sequence[TraceEvent]) -> None:
+        self.store.append(events)
+        for event in events:
+            self.flows.setdefault(event.flow_id, []).append(event)
+
+    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
+        return self.store.flow(flow_id, verify=verify)
+
+    def redact(self, value: Any) -> Any:
+        return self.store.redact(value)
+
+    def take(self, flow_id: str) -> list[TraceEvent]:
+        return self.flows.pop(flow_id, [])
+
+
+@dataclass
+class CaseRunner:
+    """Runs tasks in one process; opens each suite's agent (and judge) once."""
+
+    settings: Settings
+    plans: Sequence[SuitePlan]
+    project: Project | None = None
+    agents: dict[int, Agent] = field(default_factory=dict)
+    judges: dict[int, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.project is None:
+            from mir.project import find_project
+
+            self.project = find_project(self.settings.root)
+        self._store: TraceStore | None = None
+        self._tee: _Tee | None = None
+
+    @property
+    def tee(self) -> _Tee:
+        if self._tee is None:
+            assert self.project is not None
+            self._store = TraceStore.for_project(self.project)
+            self._tee = _Tee(self._store)
+        return self._tee
+
+    def agent(self, index: int) -> Agent:
+        if index not in self.agents:
+            plan, s = self.plans[index], self.settings
+            extra: dict[str, Any] = {}
+            if s.response_cache is not None and s.provider != "scripted":
+                extra["response_cache"] = s.response_cache
+            self.agents[index] = load_agent(
+                plan.agent,
+                project=s.root,
+                provider=None if s.provider == "scripted" else s.provider,
+                model=s.model,
+                traces=self.tee,
+                mode="eval",
+                **extra,
+            )
+        return self.agents[index]
+
+    def judge(self, index: int) -> Any:
+        if index not in self.judges:
+            from mir.evals.judging import open_judge
+
+            plan = self.plans[index]
+            assert self.project is not None
+            self.judges[index] = open_judge(
+                plan.suite.judge, suite_dir=plan.path.parent, project=self.project, traces=self.tee
+            )
+        return self.judges[index]
+
+    def run(self, task: Task) -> CaseRun:
+        plan = self.plans[task.suite]
+        case = plan.suite.cases[task.case]
+        base = {"case_id": case.id, "repeat": task.repeat, "tags": tuple(case.tags)}
+        try:
+            agent = self.agent(task.suite)
+            if task.response is not None:
+                agent = agent.replaying([task.response], label=self.settings.replay_label)
+            record = agent.decide(case.input, case.context, role=case.role)
+            events = self.tee.take(record.flow_id) or agent.trace(record.flow_id)
+            results = self._assess(task, case, record, events)
+        except MirUserError:
+            raise  # a config error (an unloadable judge): the whole run stops, exit 2
+        except Exception as exc:  # a crash in user code or an assertion: this run fails
+            return CaseRun(**base, passed=False, error=f"{type(exc).__name__}: {exc}"[:500])
+        return _case_run(base, agent, record, events, results)
+
+    def _assess(
+        self, task: Task, case: EvalCase, record: DecisionRecord, events: list[TraceEvent]
+    ) -> list[AssertionResult]:
+        from mir.evals.assertions import Observation, evaluate, expand
+
+        agent = self.agents[task.suite]
+        observed = iter(evaluate(case, Observation(record, events, agent.parts, case.role)))
+        results: list[AssertionResult] = []
+        for assertion in expand(case):
+            if assertion.tier != "judge":
+                results.append(next(observed))
+                continue
+            judge = self.judge(task.suite)
+            if assertion.type == "rubric":
+                result = judge.grade(assertion, case, record.decision)
+            else:
+                reference = (
+                    task.baseline_decision
+                    if assertion.against == "baseline"
+                    else assertion.reference
+                )
+                result = judge.compare(assertion, case, record.decision, reference)
+            if not task.judge_gates and result.gating:
+                result = result.model_copy(update={"gating": False})
+            results.append(result)
+        results.extend(observed)  # none expected: evaluate covers expand()'s non-judge ones
+        return results
+
+    def close(self) -> None:
+        for judge in self.judges.values():
+            judge.close()
+        for agent in self.agents.values():
+            agent.close()
+        if self._store is not None:
+            self._store.close()
+        self.agents.clear()
+        self.judges.clear()
+
+
+def _case_run(
+    base: dict[str, Any],
+    agent: Agent,
+    record: DecisionRecord,
+    events: list[TraceEvent],
+    results: list[AssertionResult],
+) -> CaseRun:
+    infers = [e for e in events if e.step == "infer"]
+    spec = agent.contract.decision
+    confidence = (record.decision or {}).get(spec.confidence_field)
+    passed = all(r.passed for r in results if r.gating)
+    return CaseRun(
+        **base,
+        passed=bool(passed),
+        flow_id=record.flow_id,
+        status=record.status,
+        action=record.action,
+        decision=record.decision,
+        reasons=tuple(record.reasons),
+        confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        provider=record.provider,
+        model=record.model,
+        prompt_hash=next((e.prompt_hash for e in reversed(infers) if e.prompt_hash), None),
+        prompt_version=next((e.prompt_version for e in reversed(infers) if e.prompt_version), None),
+        latency_ms=record.latency_ms,
+        tokens=record.tokens,
+        cached=bool(infers) and all(e.data.get("cached") is True for e in infers),
+        assertions=tuple(results),
+    )
+
+
+# ---------------------------------------------------------------------- processes
+_WORKER: CaseRunner | None = None
+
+
+def _start_worker(settings: Settings, plans: Sequence[SuitePlan]) -> None:
+    global _WORKER
+    # Ctrl-C is the parent's to handle: it lets the runs in flight finish, then stops us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER = CaseRunner(settings, plans)
+    # Run when the pool shuts the worker down (atexit is not): its trace segment is
+    # closed, so it can be compacted like any finished process's.
+    multiprocessing.util.Finalize(None, _WORKER.close, exitpriority=10)
+
+
+def _run_in_worker(task: Task) -> CaseRun:
+    assert _WORKER is not None
+    return _WORKER.run(task)
+
+
+class Stop:
+    """Set by the first Ctrl-C (or by a caller): no new run starts."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def __bool__(self) -> bool:
+        return self.event.is_set()
+
+    def set(self) -> None:
+        self.event.set()
+
+
+@contextmanager
+def first_interrupt_stops(stop: Stop, on_stop: Callable[[], None]) -> Iterator[None]:
+    """The first SIGINT sets ``stop``; a second one raises KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop:
+            raise KeyboardInterrupt
+        stop.set()
+        on_stop()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def execute(
+    tasks: Sequence[Task],
+    *,
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    runner: CaseRunner,
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    """Every task's CaseRun by task number (fewer when stopped). ``runner`` runs them
+    in this process when ``jobs`` is 1 (and is closed); N workers open their own."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return _in_process(tasks, runner, done, stop)
+    runner.close()
+    return _in_workers(tasks, settings, plans, min(jobs, len(tasks)), done, stop)
+
+
+def _in_process(
+    tasks: Sequence[Task], runner: CaseRunner, done: Callable[[Task, CaseRun], None], stop: Stop
+) -> dict[int, CaseRun]:
+    runs: dict[int, CaseRun] = {}
+    try:
+        for task in tasks:
+            if stop:
+                break
+            runs[task.number] = run = runner.run(task)
+            done(task, run)
+    finally:
+        runner.close()
+    return runs
+
+
+def _in_workers(
+    tasks: Sequence[Task],
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    # fork where there is one: a worker starts with mir and the user's code already
+    # imported (spawn re-imports them, ~1 s a worker). Nothing that must not be shared
+    # is open here: the runner closed its agents and trace store before the pool starts.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    runs: dict[int, CaseRun] = {}
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_start_worker, initargs=(settings, plans)
+    )
+    queue = iter(tasks)
+    # A few runs in flight per worker, not every run: Ctrl-C then has little to cancel,
+    # and waiting on the futures stays cheap (wait() visits every one it is given).
+    window = jobs * 4
+    try:
+        pending: dict[Future[CaseRun], Task] = {}
+        while True:
+            while not stop and len(pending) < window:
+                task = next(queue, None)
+                if task is None:
+                    break
+                pending[pool.submit(_run_in_worker, task)] = task
+            if not pending:
+                break
+            finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task = pending.pop(future)
+                runs[task.number] = run = future.result()
+                done(task, run)
+    except BaseException:
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()  # a second Ctrl-C, or a config error: stop now
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return runs
