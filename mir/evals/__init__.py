@@ -1,5 +1,6 @@
 """``mir eval``: regression suites for agents that gate CI."""
 
+from mir.evals.calibration import Calibration, calibrate_judge
 from mir.evals.domain import (
     AssertionResult,
     Baseline,
@@ -28,6 +29,7 @@ __all__ = [
     "AssertionResult",
     "Baseline",
     "BaselineRun",
+    "Calibration",
     "CaseRun",
     "CaseSummary",
     "Comparison",
@@ -35,5 +37,6 @@ __all__ = [
     "EvalReport",
     "Gate",
     "SuiteResult",
+    "calibrate_judge",
     "run_eval",
 ]
