@@ -133,14 +133,10 @@ def _register_parts(group: typer.Typer) -> None:
 
 
 def render(report: EvalReport, fmt: str) -> None:
-    if fmt == "json":
-        from mir.evals.reports import render_json
+    if fmt in ("json", "junit"):
+        from mir.evals import render_report
 
-        console().file.write(render_json(report) + "\n")
-    elif fmt == "junit":
-        from mir.evals.reports import render_junit
-
-        console().file.write(render_junit(report) + "\n")
+        console().file.write(render_report(report, fmt) + "\n")
     else:
         for suite in report.suites:
             render_suite(suite)
@@ -207,18 +203,9 @@ def render_suite(suite: SuiteResult) -> None:
 
 
 def _write_html(report: EvalReport, path: Path, project: Path | None) -> None:
-    from mir.evals.reports import render_html
-    from mir.project import find_project
-    from mir.traces import TraceStore
+    from mir.evals import html_report
 
-    traces: dict[str, list[dict]] = {}
-    with TraceStore.for_project(find_project(project)) as store:
-        for suite in report.suites:
-            for run in suite.runs:
-                if run.flow_id is not None:
-                    events = store.flow(run.flow_id)
-                    traces[run.flow_id] = [e.model_dump(mode="json") for e in events]
-    path.write_text(render_html(report, traces), encoding="utf-8")
+    path.write_text(html_report(report, project=project), encoding="utf-8")
     error_console().print(f"wrote {path}", markup=False, highlight=False)
 
 

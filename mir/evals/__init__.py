@@ -14,14 +14,16 @@ from mir.evals.domain import (
     SuiteResult,
 )
 
+_RUNNING = ("run_eval", "render_report", "html_report")
+
 
 def __getattr__(name: str) -> object:
     # run_eval pulls in the runtime (and its adapters): only when it is asked for, so
     # the result models stay cheap to import (reports, the pytest plugin's collection)
-    if name == "run_eval":
-        from mir.evals.api import run_eval
+    if name in _RUNNING:
+        from mir.evals import api
 
-        return run_eval
+        return getattr(api, name)
     raise AttributeError(f"module 'mir.evals' has no attribute {name!r}")
 
 
@@ -38,5 +40,7 @@ __all__ = [
     "Gate",
     "SuiteResult",
     "calibrate_judge",
+    "html_report",
+    "render_report",
     "run_eval",
 ]

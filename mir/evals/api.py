@@ -290,3 +290,30 @@ def _record_history(project: Project, report: EvalReport) -> None:
     from mir.evals.history import EvalHistory
 
     EvalHistory.for_project(project).record(report)
+
+
+def render_report(report: EvalReport, fmt: str) -> str:
+    """``--format json`` (the published schema) or ``junit`` (a testcase per case run)."""
+    from mir.evals.reports import render_json, render_junit
+
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "junit":
+        return render_junit(report)
+    raise UsageError(f"--format: unknown format {fmt!r}", hint="table, json or junit")
+
+
+def html_report(report: EvalReport, *, project: str | Path | None = None) -> str:
+    """The self-contained HTML report, with each case run's trace (redacted as stored)."""
+    from mir.evals.reports import render_html
+    from mir.traces import TraceStore
+
+    traces: dict[str, list[dict[str, Any]]] = {}
+    proj = find_project(Path(project) if project is not None else None)
+    with TraceStore.for_project(proj) as store:
+        for suite in report.suites:
+            for run in suite.runs:
+                if run.flow_id is not None:
+                    events = store.flow(run.flow_id)
+                    traces[run.flow_id] = [e.model_dump(mode="json") for e in events]
+    return render_html(report, traces)
