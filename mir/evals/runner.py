@@ -120,7 +120,7 @@ class CaseRunner:
         if index not in self.agents:
             plan, s = self.plans[index], self.settings
             extra: dict[str, Any] = {}
-            if s.response_cache is not None and s.provider != "scripted":
+            if s.response_cache is not None and s.provider != "scripted" and _caches():
                 extra["response_cache"] = s.response_cache
             self.agents[index] = load_agent(
                 plan.agent,
@@ -140,7 +140,11 @@ class CaseRunner:
             plan = self.plans[index]
             assert self.project is not None
             self.judges[index] = open_judge(
-                plan.suite.judge, suite_dir=plan.path.parent, project=self.project, traces=self.tee
+                plan.suite.judge,
+                suite_dir=plan.path.parent,
+                project=self.project,
+                traces=self.tee,
+                provider=self.settings.provider,  # a scripted run makes the judge scripted
             )
         return self.judges[index]
 
@@ -198,6 +202,13 @@ class CaseRunner:
             self._store.close()
         self.agents.clear()
         self.judges.clear()
+
+
+def _caches() -> bool:
+    """Whether this runtime has the response cache (``load_agent(response_cache=)``)."""
+    import inspect
+
+    return "response_cache" in inspect.signature(load_agent).parameters
 
 
 def _case_run(
