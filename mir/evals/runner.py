@@ -256,9 +256,21 @@ def _start_worker(settings: Settings, plans: Sequence[SuitePlan]) -> None:
     multiprocessing.util.Finalize(None, _WORKER.close, exitpriority=10)
 
 
-def _run_in_worker(task: Task) -> CaseRun:
+def _run_in_worker(tasks: Sequence[Task]) -> list[CaseRun]:
     assert _WORKER is not None
-    return _WORKER.run(task)
+    return [_WORKER.run(task) for task in tasks]
+
+
+# A batch of fast runs (scripted: ~1 ms each) amortises the pipe between processes; a
+# slow model's runs go one by one, so progress and Ctrl-C stay prompt.
+BATCH_MS = 40.0
+MAX_BATCH = 64
+
+
+def batch_size(mean_ms: float | None) -> int:
+    if mean_ms is None:
+        return 1  # nothing measured yet
+    return max(1, min(MAX_BATCH, int(BATCH_MS / max(mean_ms, 0.01))))
 
 
 class Stop:
@@ -344,25 +356,28 @@ def _in_workers(
     pool = ProcessPoolExecutor(
         jobs, mp_context=context, initializer=_start_worker, initargs=(settings, plans)
     )
-    queue = iter(tasks)
-    # A few runs in flight per worker, not every run: Ctrl-C then has little to cancel,
-    # and waiting on the futures stays cheap (wait() visits every one it is given).
-    window = jobs * 4
+    queue, taken = list(tasks), 0
+    # A few batches in flight per worker, not every run: Ctrl-C then has little to wait
+    # for, and waiting on the futures stays cheap (wait() visits every one it is given).
+    window = jobs * 2
+    spent_ms, measured = 0.0, 0
     try:
-        pending: dict[Future[CaseRun], Task] = {}
+        pending: dict[Future[list[CaseRun]], list[Task]] = {}
         while True:
-            while not stop and len(pending) < window:
-                task = next(queue, None)
-                if task is None:
-                    break
-                pending[pool.submit(_run_in_worker, task)] = task
+            while not stop and taken < len(queue) and len(pending) < window:
+                size = batch_size(spent_ms / measured if measured else None)
+                batch, taken = queue[taken : taken + size], taken + size
+                pending[pool.submit(_run_in_worker, batch)] = batch
             if not pending:
                 break
             finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in finished:
-                task = pending.pop(future)
-                runs[task.number] = run = future.result()
-                done(task, run)
+                batch = pending.pop(future)
+                for task, run in zip(batch, future.result(), strict=True):
+                    runs[task.number] = run
+                    spent_ms += run.latency_ms
+                    measured += 1
+                    done(task, run)
     except BaseException:
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()  # a second Ctrl-C, or a config error: stop now
