@@ -10,6 +10,7 @@ problem is listed at once (exit 2).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ def run_eval(
     if repeat is not None and repeat < 1:
         raise UsageError(f"--repeat {repeat}: at least 1")
     proj = find_project(Path(project) if project is not None else _near(targets))
-    suites = find_suites(targets, proj)
+    suites = [_as_run(s, repeat) for s in find_suites(targets, proj)]
     settings = Settings(
         root=proj.root,
         provider=provider,
@@ -75,7 +76,7 @@ def run_eval(
         parts = _check(suites, runner)
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
-        tasks = _tasks(suites, baselines, gating, repeat, _replies(responses))
+        tasks = _tasks(suites, baselines, gating, _replies(responses))
     except BaseException:
         runner.close()
         raise
@@ -147,6 +148,15 @@ def _provider(provider: str | None, responses: str | Path | None) -> str | None:
     return provider
 
 
+def _as_run(found: SuiteFile, repeat: int | None) -> SuiteFile:
+    """The suite as this run sees it: its agent by full name (reports, history), and
+    ``--repeat`` as its default repeat (a case's own ``repeat`` still wins)."""
+    update: dict[str, Any] = {"agent": found.agent}
+    if repeat is not None:
+        update["repeat"] = repeat
+    return replace(found, suite=found.suite.model_copy(update=update))
+
+
 def _near(targets: Sequence[str | Path]) -> Path | None:
     for target in targets:
         path = Path(target)
@@ -201,7 +211,6 @@ def _tasks(
     suites: Sequence[SuiteFile],
     baselines: Sequence[Baseline | None],
     gating: Sequence[tuple[bool, str | None]],
-    repeat: int | None,
     replies: list[ModelResponse] | None,
 ) -> list[Task]:
     """Every case run in case order; with a replay, line i belongs to run i."""
@@ -209,8 +218,7 @@ def _tasks(
     for index, suite in enumerate(suites):
         baseline = baselines[index]
         for case_index, case in enumerate(suite.suite.cases):
-            # a case's own `repeat` wins; --repeat replaces the suite's default
-            times = case.repeat or repeat or suite.suite.repeat
+            times = case.repeat or suite.suite.repeat  # --repeat is the suite's, see _as_run
             earlier = {r.repeat: r for r in baseline.cases.get(case.id, ())} if baseline else {}
             for k in range(times):
                 reference = earlier.get(k)
