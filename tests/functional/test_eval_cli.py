@@ -256,3 +256,29 @@ def run_mir_json(cwd: Path, *args: str):
         [str(MIR_EXE), *args], cwd=cwd, capture_output=True, text=True, check=True
     ).stdout
     return json.loads(out)
+
+
+@needs_gate
+def test_on_a_terminal_progress_is_a_bar_not_lines(suite_app: Path):
+    import pty
+
+    from tests.support.terminal import read_terminal
+
+    name = replies(suite_app, GOOD)
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen(
+        [str(MIR_EXE), "eval", "--responses", name, "-f", "json"],
+        cwd=suite_app,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    terminal = read_terminal(master, process).decode(errors="replace")
+    out = process.stdout.read().decode() if process.stdout else ""
+    assert process.wait(timeout=30) == 0, terminal
+    assert "passed" in terminal and "failed" in terminal and "ETA" in terminal, terminal
+    assert "/3" in terminal and "[1/3]" not in terminal  # the bar, not the plain lines
+    assert "\x1b" not in out and json.loads(out)["exit_code"] == 0
