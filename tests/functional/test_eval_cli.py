@@ -154,6 +154,8 @@ def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):
     assert len(evals) == 3 and {f["source"] for f in evals} == {"eval"}
     table = run_mir("traces", "list", "--source", "all", cwd=suite_app).stdout
     assert "executed (eval)" in table
+    wrong = run_mir("traces", "list", "--source", "evals", cwd=suite_app)
+    assert wrong.returncode == 2 and "production, eval or all" in wrong.stderr
 
 
 @needs_gate
