@@ -76,7 +76,8 @@ def run_eval(
         parts = _check(suites, runner)
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
-        tasks = _tasks(suites, baselines, gating, _replies(responses))
+        later = [jobs > 1 and _judge_replays(i, s, runner) for i, s in enumerate(suites)]
+        tasks = _tasks(suites, baselines, gating, later, _replies(responses))
     except BaseException:
         runner.close()
         raise
@@ -198,9 +199,21 @@ def _baseline(suite: SuiteFile, updating: bool) -> Baseline | None:
 
 
 def _judge_gating(index: int, suite: SuiteFile, runner: CaseRunner) -> tuple[bool, str | None]:
-    if not any(a.tier == "judge" for case in suite.suite.cases for a in case.assertions):
+    if not _has_judge(suite):
         return True, None
     return runner.judge(index).gating()
+
+
+def _judge_replays(index: int, suite: SuiteFile, runner: CaseRunner) -> bool:
+    """The suite's judge replays a scripted file (its lines are consumed in call order)."""
+    if not _has_judge(suite):
+        return False
+    route = getattr(runner.judge(index), "route", None)
+    return route is not None and (route.provider == "scripted" or route.responses is not None)
+
+
+def _has_judge(suite: SuiteFile) -> bool:
+    return any(a.tier == "judge" for case in suite.suite.cases for a in case.assertions)
 
 
 def _replies(responses: str | Path | None) -> list[ModelResponse] | None:
@@ -211,6 +224,7 @@ def _tasks(
     suites: Sequence[SuiteFile],
     baselines: Sequence[Baseline | None],
     gating: Sequence[tuple[bool, str | None]],
+    later: Sequence[bool],
     replies: list[ModelResponse] | None,
 ) -> list[Task]:
     """Every case run in case order; with a replay, line i belongs to run i."""
@@ -230,6 +244,7 @@ def _tasks(
                         repeat=k,
                         baseline_decision=reference.decision if reference else None,
                         judge_gates=gating[index][0],
+                        judge_later=later[index],
                     )
                 )
     if replies is not None:

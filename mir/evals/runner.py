@@ -65,6 +65,9 @@ class Task:
     response: ModelResponse | None = None  # --responses: this run's scripted line
     baseline_decision: dict[str, Any] | None = None  # for pairwise against: baseline
     judge_gates: bool = True
+    # A scripted judge replays its lines in call order: with workers, its assertions are
+    # graded afterwards in this process, in case order, so the replay matches -j 1.
+    judge_later: bool = False
 
 
 class _Tee:
@@ -168,29 +171,60 @@ class CaseRunner:
     def _assess(
         self, task: Task, case: EvalCase, record: DecisionRecord, events: list[TraceEvent]
     ) -> list[AssertionResult]:
-        from mir.evals.assertions import Observation, evaluate, expand
+        from mir.evals.assertions import Observation, evaluate
 
         agent = self.agents[task.suite]
-        observed = iter(evaluate(case, Observation(record, events, agent.parts, case.role)))
+        observed = evaluate(case, Observation(record, events, agent.parts, case.role))
+        if task.judge_later:
+            return observed
+        return self._with_judge(task, case, record.decision, observed)
+
+    def judge_later(self, task: Task, run: CaseRun) -> CaseRun:
+        """Grade the judge assertions of a run a worker left ungraded (``judge_later``)."""
+        if run.error is not None or run.flow_id is None:
+            return run
+        case = self.plans[task.suite].suite.cases[task.case]
+        try:
+            results = self._with_judge(task, case, run.decision, list(run.assertions))
+        except MirUserError:
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            return run.model_copy(update={"passed": False, "error": error})
+        passed = all(r.passed for r in results if r.gating)
+        return run.model_copy(update={"assertions": tuple(results), "passed": bool(passed)})
+
+    def _with_judge(
+        self,
+        task: Task,
+        case: EvalCase,
+        decision: dict[str, Any] | None,
+        observed: Sequence[AssertionResult],
+    ) -> list[AssertionResult]:
+        """Every assertion's result in ``expand`` order: the observed (non-judge) ones
+        as given, the judge ones graded now."""
+        from mir.evals.assertions import expand
+
+        others = iter(observed)
         results: list[AssertionResult] = []
         for assertion in expand(case):
             if assertion.tier != "judge":
-                results.append(next(observed))
+                results.append(next(others))
                 continue
             judge = self.judge(task.suite)
             if assertion.type == "rubric":
-                result = judge.grade(assertion, case, record.decision)
+                result = judge.grade(assertion, case, decision)
             else:
                 reference = (
                     task.baseline_decision
                     if assertion.against == "baseline"
                     else assertion.reference
                 )
-                result = judge.compare(assertion, case, record.decision, reference)
+                result = judge.compare(assertion, case, decision, reference)
             if not task.judge_gates and result.gating:
                 result = result.model_copy(update={"gating": False})
             results.append(result)
-        results.extend(observed)  # none expected: evaluate covers expand()'s non-judge ones
+        results.extend(others)  # none expected: evaluate covers expand()'s non-judge ones
         return results
 
     def close(self) -> None:
@@ -200,6 +234,7 @@ class CaseRunner:
             agent.close()
         if self._store is not None:
             self._store.close()
+        self._store = self._tee = None
         self.agents.clear()
         self.judges.clear()
 
@@ -320,6 +355,9 @@ def execute(
     in this process when ``jobs`` is 1 (and is closed); N workers open their own."""
     if jobs <= 1 or len(tasks) <= 1:
         return _in_process(tasks, runner, done, stop)
+    later = [t for t in tasks if t.judge_later]
+    if later:
+        return _judged_later(tasks, settings, plans, runner, jobs, done, stop)
     runner.close()
     return _in_workers(tasks, settings, plans, min(jobs, len(tasks)), done, stop)
 
@@ -334,6 +372,41 @@ def _in_process(
                 break
             runs[task.number] = run = runner.run(task)
             done(task, run)
+    finally:
+        runner.close()
+    return runs
+
+
+def _judged_later(
+    tasks: Sequence[Task],
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    runner: CaseRunner,
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    """Workers decide and check; this process grades the judge assertions in case order
+    as the runs come in (a scripted judge's lines are consumed in that order, whatever
+    ``-j`` is). Workers are handed runs in case order, so what arrives is a prefix."""
+    runner.close()
+    order = iter(sorted(t.number for t in tasks))
+    expected = next(order, None)
+    waiting: dict[int, tuple[Task, CaseRun]] = {}
+    runs: dict[int, CaseRun] = {}
+
+    def arrive(task: Task, run: CaseRun) -> None:
+        nonlocal expected
+        waiting[task.number] = (task, run)
+        while expected is not None and expected in waiting:
+            ready, decided = waiting.pop(expected)
+            graded = runner.judge_later(ready, decided) if ready.judge_later else decided
+            runs[ready.number] = graded
+            done(ready, graded)
+            expected = next(order, None)
+
+    try:
+        _in_workers(tasks, settings, plans, jobs, arrive, stop)
     finally:
         runner.close()
     return runs

@@ -123,3 +123,26 @@ def test_judge_assertions_are_graded_by_the_built_in_judge(project: Path):
     # the same position won both orders: a flip of the verdict, counted as a tie
     assert pairwise.position_consistent is False and pairwise.passed is True
     assert run.passed
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_scripted_judge_replays_in_case_order_whatever_jobs(project: Path, jobs: int):
+    evals = project / "capabilities" / "refunds" / "evals"
+    cases = "".join(
+        f"  - id: c{i}\n    input: {{order_id: A1, amount: 10, message: m{i}}}\n"
+        "    assert: [{type: rubric, rubric: the reason is polite}]\n"
+        for i in range(6)
+    )
+    write_suite(project, "agent: triage\njudge:\n  responses: judge.jsonl\ncases:\n" + cases)
+
+    def grade(verdict: str, score: float) -> str:
+        return json.dumps({"reason": "r", "verdict": verdict, "score": score, "confidence": 1})
+
+    verdicts = [grade("pass", 0.9), grade("fail", 0.1)] * 3
+    write_lines(evals / "judge.jsonl", verdicts)
+    replies = write_lines(project / "r.jsonl", [decision()] * 6)
+    report = mir.run_eval(project=project, responses=replies, jobs=jobs)
+    runs = report.suites[0].runs
+    assert [r.case_id for r in runs] == [f"c{i}" for i in range(6)]
+    assert [r.passed for r in runs] == [True, False] * 3
+    assert [r.assertions[0].score for r in runs] == [0.9, 0.1] * 3
