@@ -284,3 +284,12 @@ def test_on_a_terminal_progress_is_a_bar_not_lines(suite_app: Path):
     assert "passed" in terminal and "failed" in terminal and "ETA" in terminal, terminal
     assert "/3" in terminal and "[1/3]" not in terminal  # the bar, not the plain lines
     assert "\x1b" not in out and json.loads(out)["exit_code"] == 0
+
+
+def test_eval_is_a_group_whose_default_is_a_run(run_mir, tmp_path: Path):
+    listing = run_mir("eval", "--help", cwd=tmp_path)
+    assert listing.returncode == 0
+    assert "run" in listing.stdout and "calibrate" in listing.stdout
+    # `mir eval [TARGETS] [OPTIONS]` is `mir eval run ...`; a named command is itself
+    assert "--jobs" in run_mir("eval", "run", "--help", cwd=tmp_path).stdout
+    assert "LABELS" in run_mir("eval", "calibrate", "--help", cwd=tmp_path).stdout
