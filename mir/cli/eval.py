@@ -101,12 +101,18 @@ def register(app: typer.Typer) -> None:
             cache=not no_cache,
             update_baseline=update_baseline,
             progress=eval_progress(quiet=quiet),
+            record=False,  # after the report is shown: a history problem never hides it
         )
         render(report, fmt)
         if html is not None:
             _write_html(report, html, project)
         if update_baseline:
             _said_baselines(report)
+        from mir.evals import record_history
+
+        problem = record_history(report, project=project)
+        if problem is not None:
+            error_console().print(f"warning: {problem}", markup=False, highlight=False)
         if any(suite.interrupted for suite in report.suites):
             raise typer.Exit(INTERRUPTED)
         if report.exit_code:

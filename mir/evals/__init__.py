@@ -14,7 +14,7 @@ from mir.evals.domain import (
     SuiteResult,
 )
 
-_RUNNING = ("run_eval", "render_report", "html_report")
+_RUNNING = ("run_eval", "render_report", "html_report", "record_history")
 
 
 def __getattr__(name: str) -> object:
@@ -41,6 +41,7 @@ __all__ = [
     "SuiteResult",
     "calibrate_judge",
     "html_report",
+    "record_history",
     "render_report",
     "run_eval",
 ]

@@ -9,6 +9,7 @@ problem is listed at once (exit 2).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ from mir.evals.runner import (
     first_interrupt_stops,
 )
 from mir.inference import ModelResponse, read_responses
-from mir.project import Project, find_project
+from mir.project import find_project
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 CACHE_FOLDER = "cache"  # under the project's state dir (.mir/cache)
@@ -48,13 +49,15 @@ def run_eval(
     update_baseline: bool = False,
     progress: EvalProgress | None = None,
     stop: Stop | None = None,
+    record: bool = True,
 ) -> EvalReport:
     """Run the suites ``targets`` name (default: every suite of the project).
 
     ``targets``: suite files, folders, or ``capability.agent``. ``responses``: a JSONL
     file of raw model outputs replayed one line per case run in case order (implies
     ``provider="scripted"``). ``stop``: set it (or press Ctrl-C) to stop starting runs;
-    the result then has ``interrupted`` suites.
+    the result then has ``interrupted`` suites. ``record``: store the report in the run
+    history (``.mir/evals.duckdb``); a history that cannot be written is a warning.
     """
     provider = _provider(provider, responses)
     if jobs < 1:
@@ -128,7 +131,10 @@ def run_eval(
     )
     if update_baseline:
         _write_baselines(suites, results)
-    _record_history(proj, report)
+    if record:
+        problem = record_history(report, project=proj.root)
+        if problem is not None:
+            warnings.warn(problem, stacklevel=2)
     return report
 
 
@@ -309,10 +315,13 @@ def _write_baselines(suites: Sequence[SuiteFile], results: Sequence[SuiteResult]
         write_baseline(baseline_path(suite.path, suite.agent_name), result)
 
 
-def _record_history(project: Project, report: EvalReport) -> None:
+def record_history(report: EvalReport, *, project: str | Path | None = None) -> str | None:
+    """Store the report in the project's run history (``mir eval history``); a busy or
+    damaged history never costs the report: the warning to show, or None."""
     from mir.evals.history import EvalHistory
 
-    EvalHistory.for_project(project).record(report)
+    proj = find_project(Path(project) if project is not None else None)
+    return EvalHistory.for_project(proj).try_record(report)
 
 
 def render_report(report: EvalReport, fmt: str) -> str:
