@@ -142,12 +142,17 @@ class CaseRunner:
 
             plan = self.plans[index]
             assert self.project is not None
+            extra: dict[str, Any] = {}
+            cache = self.settings.response_cache
+            if cache is not None and "response_cache" in _parameters(open_judge):
+                extra["response_cache"] = cache  # a cached re-run loads no judge model
             self.judges[index] = open_judge(
                 plan.suite.judge,
                 suite_dir=plan.path.parent,
                 project=self.project,
                 traces=self.tee,
                 provider=self.settings.provider,  # a scripted run makes the judge scripted
+                **extra,
             )
         return self.judges[index]
 
@@ -241,9 +246,15 @@ class CaseRunner:
 
 def _caches() -> bool:
     """Whether this runtime has the response cache (``load_agent(response_cache=)``)."""
+    return "response_cache" in _parameters(load_agent)
+
+
+def _parameters(function: Callable[..., Any]) -> Any:
+    # the response cache arrives in the runtime and the judge separately; until both
+    # have it, a run without it still works (and simply asks the model)
     import inspect
 
-    return "response_cache" in inspect.signature(load_agent).parameters
+    return inspect.signature(function).parameters
 
 
 def _case_run(
