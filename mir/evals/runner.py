@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -365,7 +365,8 @@ def execute(
     """Every task's CaseRun by task number (fewer when stopped). ``runner`` runs them
     in this process when ``jobs`` is 1 (and is closed); N workers open their own."""
     if jobs <= 1 or len(tasks) <= 1:
-        return _in_process(tasks, runner, done, stop)
+        here = [replace(t, judge_later=False) if t.judge_later else t for t in tasks]
+        return _in_process(here, runner, done, stop)
     later = [t for t in tasks if t.judge_later]
     if later:
         return _judged_later(tasks, settings, plans, runner, jobs, done, stop)
