@@ -13,6 +13,7 @@ one interrupts at once.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import multiprocessing.util
 import signal
@@ -438,6 +439,9 @@ def _in_workers(
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     runs: dict[int, CaseRun] = {}
+    # What exists now is shared with the forked workers; frozen, their garbage collector
+    # does not walk it (which would copy every page it touches into each worker).
+    gc.freeze()
     pool = ProcessPoolExecutor(
         jobs, mp_context=context, initializer=_start_worker, initargs=(settings, plans)
     )
@@ -467,6 +471,8 @@ def _in_workers(
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()  # a second Ctrl-C, or a config error: stop now
         pool.shutdown(wait=False, cancel_futures=True)
+        gc.unfreeze()
         raise
     pool.shutdown(wait=True)
+    gc.unfreeze()
     return runs
