@@ -185,10 +185,8 @@ def _check(suites: Sequence[SuiteFile], runner: CaseRunner) -> list[Any]:
         problems += check_suite(suite.suite, suite_path=suite.path, parts=parts)
     if problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
-        raise ConfigError(
-            f"{count} in eval suites (nothing ran):\n" + "\n".join(problems),
-            hint="fix them and run again",
-        )
+        # each line already says where and how to fix it: no hint after the last one
+        raise ConfigError(f"{count} in eval suites (nothing ran):\n" + "\n".join(problems))
     return every
 
 

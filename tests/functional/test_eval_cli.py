@@ -293,3 +293,20 @@ def test_eval_is_a_group_whose_default_is_a_run(run_mir, tmp_path: Path):
     # `mir eval [TARGETS] [OPTIONS]` is `mir eval run ...`; a named command is itself
     assert "--jobs" in run_mir("eval", "run", "--help", cwd=tmp_path).stdout
     assert "LABELS" in run_mir("eval", "calibrate", "--help", cwd=tmp_path).stdout
+
+
+@needs_gate
+def test_every_suite_problem_is_listed_at_once_before_anything_runs(run_mir, suite_app: Path):
+    suite = suite_app / "capabilities" / "refunds" / "evals" / "triage.yaml"
+    suite.write_text(
+        "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    expect: {actoin: refund}\n    assert:\n"
+        '      - {type: regex, path: reason, pattern: "(["}\n'
+    )
+    result = run_mir("eval", "--provider", "rules", cwd=suite_app)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "error: 2 problems in eval suites (nothing ran):"
+    assert f"{suite}:5:" in lines[1] and f"{suite}:7:" in lines[2]
+    assert "Traceback" not in result.stderr
+    assert not (suite_app / ".mir" / "traces").exists()
