@@ -20,15 +20,8 @@ from mir.errors import ConfigError, UsageError
 from mir.evals.discovery import SuiteFile, find_suites
 from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
 from mir.evals.progress import EvalProgress
-from mir.evals.runner import (
-    CaseRunner,
-    Settings,
-    Stop,
-    SuitePlan,
-    Task,
-    execute,
-    first_interrupt_stops,
-)
+from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
+from mir.evals.workers import Stop, execute, first_interrupt_stops
 from mir.inference import ModelResponse, read_responses
 from mir.project import find_project
 

@@ -11,7 +11,7 @@ import pytest
 
 import mir
 from mir.evals import CaseRun, EvalReport
-from mir.evals.runner import Stop
+from mir.evals.workers import Stop
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 pytestmark = pytest.mark.skipif(

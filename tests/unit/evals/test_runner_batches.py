@@ -1,6 +1,6 @@
 """How many case runs a worker process is handed at once."""
 
-from mir.evals.runner import MAX_BATCH, batch_size
+from mir.evals.workers import MAX_BATCH, batch_size
 
 
 def test_one_at_a_time_until_a_run_was_timed():
