@@ -18,6 +18,19 @@ from mir.evals.gate import conclude
 from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
 from mir.evals.reports import render_html, render_json, render_junit
 
+_RUNNING = ("run_eval", "render_report", "html_report", "record_history")
+
+
+def __getattr__(name: str) -> object:
+    # run_eval pulls in the runtime (and its adapters): only when it is asked for, so
+    # the result models stay cheap to import (reports, the pytest plugin's collection)
+    if name in _RUNNING:
+        from mir.evals import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'mir.evals' has no attribute {name!r}")
+
+
 __all__ = [
     "AssertionResult",
     "Baseline",
@@ -36,9 +49,13 @@ __all__ = [
     "baseline_path",
     "calibrate_judge",
     "conclude",
+    "html_report",
     "read_baseline",
+    "record_history",
     "render_html",
     "render_json",
     "render_junit",
+    "render_report",
+    "run_eval",
     "write_baseline",
 ]
