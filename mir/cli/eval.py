@@ -124,18 +124,10 @@ def register(app: typer.Typer) -> None:
 
 def _register_parts(group: typer.Typer) -> None:
     """The other parts of ``mir eval`` (run history, judge calibration)."""
-    try:
-        from mir.cli import eval_history
-    except ImportError:  # pragma: no cover - until that part is merged
-        pass
-    else:
-        eval_history.register(group)
-    try:
-        from mir.cli import eval_calibrate
-    except ImportError:  # pragma: no cover - until that part is merged
-        pass
-    else:
-        eval_calibrate.register(group)
+    from mir.cli import eval_calibrate, eval_history
+
+    eval_history.register(group)
+    eval_calibrate.register(group)
 
 
 def render(report: EvalReport, fmt: str) -> None:

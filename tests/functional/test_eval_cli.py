@@ -107,13 +107,6 @@ def test_scripted_without_responses_is_a_usage_error(run_mir, suite_app: Path):
 
 
 # ------------------------------------------------------------------ needs the whole of mir eval
-needs_gate = pytest.mark.skipif(
-    not (Path(__file__).parents[2] / "mir" / "evals" / "gate.py").exists(),
-    reason="mir.evals.gate (e3) not merged yet",
-)
-
-
-@needs_gate
 def test_too_few_replies_exit_2_before_anything_runs(run_mir, suite_app: Path):
     name = replies(suite_app, GOOD[:2])
     result = run_mir("eval", "--responses", name, cwd=suite_app)
@@ -124,7 +117,6 @@ def test_too_few_replies_exit_2_before_anything_runs(run_mir, suite_app: Path):
     )
 
 
-@needs_gate
 def test_a_passing_suite_exits_0_and_executes_nothing(run_mir, suite_app: Path):
     name = replies(suite_app, GOOD)
     result = run_mir("eval", "--responses", name, "-f", "json", cwd=suite_app)
@@ -142,7 +134,6 @@ def test_a_passing_suite_exits_0_and_executes_nothing(run_mir, suite_app: Path):
     assert result.stderr.count("pass ") == 3
 
 
-@needs_gate
 def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):
     name = replies(suite_app, GOOD)
     assert run_mir("eval", "--responses", name, "-q", cwd=suite_app).returncode == 0
@@ -158,7 +149,6 @@ def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):
     assert wrong.returncode == 2 and "production, eval or all" in wrong.stderr
 
 
-@needs_gate
 def test_a_failing_case_exits_1_and_names_the_failure(run_mir, suite_app: Path):
     suite = suite_app / "capabilities" / "refunds" / "evals" / "triage.yaml"
     suite.write_text(SUITE.replace("description:", "min_pass_rate: 1.0\ndescription:"))
@@ -168,7 +158,6 @@ def test_a_failing_case_exits_1_and_names_the_failure(run_mir, suite_app: Path):
     assert "deny-late" in result.stdout and "gate: FAILED" in result.stdout
 
 
-@needs_gate
 def test_jobs_2_replays_the_same_line_for_the_same_run(run_mir, suite_app: Path):
     lines = [GOOD[0], reply("refund", 0.95, 40), GOOD[2]] * 2  # 6 runs with --repeat 2
     name = replies(suite_app, lines)
@@ -192,7 +181,6 @@ def test_jobs_2_replays_the_same_line_for_the_same_run(run_mir, suite_app: Path)
     assert len({r["flow_id"] for r in two["suites"][0]["runs"]}) == 6
 
 
-@needs_gate
 def test_repeat_3_finds_the_flaky_case(run_mir, suite_app: Path):
     # refund-small x3, deny-late x3, review x3: deny-late fails on its second run
     lines = [GOOD[0]] * 3 + [GOOD[1], reply("refund", 0.95, 40), GOOD[1]] + [GOOD[2]] * 3
@@ -206,7 +194,6 @@ def test_repeat_3_finds_the_flaky_case(run_mir, suite_app: Path):
     assert suite["flaky"] == ["deny-late"]
 
 
-@needs_gate
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_keeps_the_partial_results(suite_app: Path, jobs: str):
     # a slow world (the context loader sleeps) so the run is still going when SIGINT comes
@@ -260,7 +247,6 @@ def run_mir_json(cwd: Path, *args: str):
     return json.loads(out)
 
 
-@needs_gate
 def test_on_a_terminal_progress_is_a_bar_not_lines(suite_app: Path):
     import pty
 
@@ -295,7 +281,6 @@ def test_eval_is_a_group_whose_default_is_a_run(run_mir, tmp_path: Path):
     assert "LABELS" in run_mir("eval", "calibrate", "--help", cwd=tmp_path).stdout
 
 
-@needs_gate
 def test_every_suite_problem_is_listed_at_once_before_anything_runs(run_mir, suite_app: Path):
     suite = suite_app / "capabilities" / "refunds" / "evals" / "triage.yaml"
     suite.write_text(

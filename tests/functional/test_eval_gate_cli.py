@@ -8,14 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-
-# The `mir eval` command itself is e1-core's; until it is merged the run is a placeholder.
-pytestmark = pytest.mark.skipif(
-    not (REPO / "mir" / "cli" / "eval.py").is_file(),
-    reason="`mir eval` (mir/cli/eval.py) is not on this branch yet",
-)
-
 SUITE = """\
 agent: triage
 cases:

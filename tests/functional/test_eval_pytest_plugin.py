@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_eval_cli import GOOD, SUITE, needs_gate, reply
+from tests.functional.test_eval_cli import GOOD, SUITE, reply
 
 PLUGIN = ["-p", "no:mir", "-p", "mir.cli.pytest_plugin", "-p", "no:cacheprovider"]
 REPORT = """\
@@ -52,7 +52,6 @@ def test_without_the_flag_nothing_is_collected_nor_imported(suite_app: Path):
     assert "mir.evals imported: False" in result.stdout
 
 
-@needs_gate
 def test_each_case_is_an_item_and_the_gate_is_the_last(suite_app: Path):
     (suite_app / "replies.jsonl").write_text("".join(line + "\n" for line in GOOD))
     result = pytest_in(
@@ -68,7 +67,6 @@ def test_each_case_is_an_item_and_the_gate_is_the_last(suite_app: Path):
     ]
 
 
-@needs_gate
 def test_a_failing_gate_fails_pytest_with_the_assertion_messages(suite_app: Path):
     suite = suite_app / "capabilities" / "refunds" / "evals" / "triage.yaml"
     suite.write_text(SUITE.replace("description:", "min_pass_rate: 1.0\ndescription:"))
@@ -82,7 +80,6 @@ def test_a_failing_gate_fails_pytest_with_the_assertion_messages(suite_app: Path
     assert "equals action" in result.stdout and "expected 'deny'" in result.stdout
 
 
-@needs_gate
 def test_a_bad_suite_is_one_clear_failure(suite_app: Path):
     (suite_app / "replies.jsonl").write_text("")
     result = pytest_in(suite_app, "--mir-evals", "--mir-evals-responses", "replies.jsonl")

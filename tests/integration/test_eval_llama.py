@@ -14,13 +14,7 @@ from mir.project import find_project
 from mir.traces import TraceStore
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (Path(__file__).parents[2] / "mir" / "evals" / "gate.py").exists(),
-        reason="mir.evals.gate (e3) not merged yet",
-    ),
-]
+pytestmark = pytest.mark.slow
 
 
 def test_jobs_2_on_llama_runs_every_case_through_the_model(tmp_path: Path, tiny_gguf: Path):

@@ -14,10 +14,6 @@ from mir.evals import CaseRun, EvalReport
 from mir.evals.workers import Stop
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
-pytestmark = pytest.mark.skipif(
-    not (Path(__file__).parents[2] / "mir" / "evals" / "gate.py").exists(),
-    reason="mir.evals.gate (e3) not merged yet",
-)
 
 
 def decision(action: str = "refund", confidence: float = 0.9, amount: float = 10) -> str:
