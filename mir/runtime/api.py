@@ -15,7 +15,14 @@ from typing import Any
 
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
-from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
+from mir.inference import (
+    ModelProvider,
+    ModelSettings,
+    ResponseCache,
+    ScriptedProvider,
+    provider_for,
+    with_cache,
+)
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
@@ -82,9 +89,10 @@ class Agent:
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
-        closing = getattr(self.deps.ledger, "close", None)
-        if closing is not None:
-            closing()
+        for part in (self.deps.ledger, self.deps.providers):
+            closing = getattr(part, "close", None)
+            if closing is not None:
+                closing()
         if self._owns_traces:
             self.deps.traces.close()  # type: ignore[attr-defined]
 
@@ -103,11 +111,19 @@ class _Providers:
     project: Project
     override: str | None
     responses: Path | None
+    # ``load_agent(response_cache=...)``: real model answers are cached there and replayed.
+    answers: ResponseCache | None = None
+    # The agent takes confidence from token probabilities: llama loads with logits_all.
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+
+    def close(self) -> None:
+        if self.answers is not None:
+            self.answers.close()
 
     def __call__(self, route: Route) -> ModelProvider:
         if self.override == "scripted":
@@ -116,9 +132,14 @@ class _Providers:
                 self._shared = ScriptedProvider.from_file(self.responses)
             return self._shared
         if id(route) not in self._cache:
-            self._cache[id(route)] = provider_for(
-                route, responses=self.responses, settings=self._settings, root=self.project.root
+            provider = provider_for(
+                route,
+                responses=self.responses,
+                settings=self._settings,
+                root=self.project.root,
+                logprobs=self.logprobs,
             )
+            self._cache[id(route)] = with_cache(provider, self.answers)
         return self._cache[id(route)]
 
 
@@ -150,12 +171,17 @@ def load_agent(
     provider: str | None = None,
     responses: str | Path | None = None,
     traces: TraceSink | None = None,
+    response_cache: Path | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
     ``provider`` overrides the contract's routes: ``scripted`` (with ``responses``, a
     JSONL file of raw outputs), ``rules`` (the fallback only), ``llama`` / ``litellm``
     (only the routes of that provider).
+
+    ``response_cache`` (a folder, e.g. ``.mir/cache``): real model answers are stored
+    there and an identical request later is answered from it, without loading or calling
+    the model; its ``infer`` event then says ``cached: true``. Replays are never cached.
     """
     if provider is not None and provider not in PROVIDERS:
         raise UsageError(f"unknown provider {provider!r}", hint=f"one of {', '.join(PROVIDERS)}")
@@ -172,7 +198,13 @@ def load_agent(
         traces=sink,
         ledger=_ledger(proj, sink),
         states=AgentStateFile(proj.state_dir / "agents.json"),
-        providers=_Providers(proj, provider, Path(responses) if responses else None),
+        providers=_Providers(
+            proj,
+            provider,
+            Path(responses) if responses else None,
+            answers=ResponseCache(Path(response_cache)) if response_cache is not None else None,
+            logprobs=parts.contract.decision.confidence_source == "logprobs",
+        ),
         clock=_now,
     )
     return Agent(parts, deps, owns_traces=owns)
