@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mir.inference import TokenLogprob
 from mir.runtime import load_agent
@@ -186,3 +188,38 @@ def test_an_invalid_proposal_stays_invalid_under_logprobs(tmp_path):
     record, data = _decide(root, _script(root, _answer(bad, UNSURE)))
     assert record.status == "fallback"
     assert "confidence" not in data
+
+
+# --------------------------------------------------------------------------- any split
+@st.composite
+def tokenised(draw: st.DrawFn) -> list[TokenLogprob]:
+    """TEXT cut into random tokens; at each, the chosen token and random alternatives share
+    one probability distribution (with some mass left to the rest of the vocabulary)."""
+    cuts = sorted(draw(st.sets(st.integers(1, len(TEXT) - 1), max_size=30)))
+    pieces = [TEXT[a:b] for a, b in zip([0, *cuts], [*cuts, len(TEXT)], strict=True)]
+    weight = st.floats(1e-6, 1.0, allow_nan=False)
+    alternative = st.sampled_from(['"', ' "', "re", "ref", "de", "esc", "x", '",', "fund", "I"])
+    tokens = []
+    for piece in pieces:
+        others = draw(
+            st.dictionaries(alternative.filter(lambda a, p=piece: a != p), weight, max_size=5)
+        )
+        chosen, rest = draw(weight), draw(st.floats(0, 1.0))
+        total = chosen + rest + sum(others.values())
+        tokens.append(
+            TokenLogprob(
+                token=piece,
+                logprob=math.log(chosen / total),
+                top={a: math.log(w / total) for a, w in others.items()},
+            )
+        )
+    return tokens
+
+
+@settings(max_examples=200, deadline=None)
+@given(tokenised())
+def test_any_tokenisation_gives_a_probability_no_lower_than_the_raw_one(tokens):
+    found = action_probability(TEXT, tokens, "action", ACTIONS)
+    assert found.value is not None and found.raw is not None
+    assert 0 < found.raw <= found.value * (1 + 1e-9) and found.value <= 1
+    assert all(0 < step <= 1 for step in found.steps)
