@@ -11,6 +11,11 @@ status, and whether the review threshold would send it to a human.
 
 Needs ``mir[local]`` (llama-cpp-python and the embedded model). Executors run inside the
 temporary copy only.
+
+Measured 2026-11-30 (SmolLM2-135M, two identical runs): reported confidence 1.0 on 5 of 6
+tickets (0.6 on one); logprobs 0.52 / 0.75 / 0.76 / 0.54 / 0.63 on the five the model
+decided (the sixth fell back to a rule), raw products 0.47-0.62; below the 0.7 review
+threshold: 1 of 6 reported, 3 of 6 logprobs. A logprobs decision took ~2.5x as long.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ decisions alone, how many infer events were cached, and whether llama_cpp was
 imported at all.
 
     python bench/eval_cache.py [--cases 200] [--threads N]
+
+Measured 2026-11-30 (2 shared cores, --threads 1, 200 cases): uncached 951.6 s wall
+(4.8 s a case), fully cached re-run 6.15 s wall (5.7 s of decisions, llama_cpp never
+imported): 0.65 % of the uncached run. With 50 cases: 486.5 s vs 2.59 s (0.53 %).
 """
 
 from __future__ import annotations
