@@ -19,8 +19,10 @@ from mir.inference import (
     ModelProvider,
     ModelResponse,
     ModelSettings,
+    ResponseCache,
     ScriptedProvider,
     provider_for,
+    with_cache,
 )
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
@@ -105,9 +107,10 @@ class Agent:
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
-        closing = getattr(self.deps.ledger, "close", None)
-        if closing is not None:
-            closing()
+        for part in (self.deps.ledger, self.deps.providers):
+            closing = getattr(part, "close", None)
+            if closing is not None:
+                closing()
         if self._owns_traces:
             self.deps.traces.close()  # type: ignore[attr-defined]
 
@@ -126,11 +129,19 @@ class _Providers:
     project: Project
     override: str | None
     responses: Path | None
+    # ``load_agent(response_cache=...)``: real model answers are cached there and replayed.
+    answers: ResponseCache | None = None
+    # The agent takes confidence from token probabilities: llama loads with logits_all.
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+
+    def close(self) -> None:
+        if self.answers is not None:
+            self.answers.close()
 
     def __call__(self, route: Route) -> ModelProvider:
         if self.override == "scripted":
@@ -139,9 +150,14 @@ class _Providers:
                 self._shared = ScriptedProvider.from_file(self.responses)
             return self._shared
         if id(route) not in self._cache:
-            self._cache[id(route)] = provider_for(
-                route, responses=self.responses, settings=self._settings, root=self.project.root
+            provider = provider_for(
+                route,
+                responses=self.responses,
+                settings=self._settings,
+                root=self.project.root,
+                logprobs=self.logprobs,
             )
+            self._cache[id(route)] = with_cache(provider, self.answers)
         return self._cache[id(route)]
 
 
@@ -185,6 +201,7 @@ def load_agent(
     traces: TraceSink | None = None,
     mode: Mode = "production",
     model: str | None = None,
+    response_cache: Path | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
@@ -195,6 +212,10 @@ def load_agent(
     ``mode="eval"`` (``mir eval``) runs the whole pipeline but never an executor: the
     execution ledger is not opened, suspension is ignored, and the snapshot event
     carries ``source: eval`` so the flow never counts as a production decision.
+
+    ``response_cache`` (a folder, e.g. ``.mir/cache``): real model answers are stored
+    there and an identical request later is answered from it, without loading or calling
+    the model; its ``infer`` event then says ``cached: true``. Replays are never cached.
     """
     if mode not in ("production", "eval"):
         raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
@@ -215,7 +236,13 @@ def load_agent(
         traces=sink,
         ledger=NoLedger() if evaluating else _ledger(proj, sink),
         states=_NeverSuspended() if evaluating else AgentStateFile(proj.state_dir / "agents.json"),
-        providers=_Providers(proj, provider, Path(responses) if responses else None),
+        providers=_Providers(
+            proj,
+            provider,
+            Path(responses) if responses else None,
+            answers=ResponseCache(Path(response_cache)) if response_cache is not None else None,
+            logprobs=parts.contract.decision.confidence_source == "logprobs",
+        ),
         clock=_now,
         source="eval" if evaluating else None,
         dry_run=evaluating,
