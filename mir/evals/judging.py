@@ -347,8 +347,13 @@ class Judge:
             from mir.traces import TraceStore
 
             self._traces = TraceStore.for_project(self.project)
+        # eval mode: a judgement is never a production decision (drift skips it), and
+        # nothing executes: no executor, no execution ledger in the user's project
         loaded = load_agent(
-            self.home / "agents" / f"{name}.yaml", project=self.project.root, traces=self._traces
+            self.home / "agents" / f"{name}.yaml",
+            project=self.project.root,
+            traces=self._traces,
+            mode="eval",
         )
         deps = loaded.deps
         if self._agents:

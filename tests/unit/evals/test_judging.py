@@ -116,6 +116,9 @@ def test_the_judge_sees_both_orders(project, opened):
     finally:
         store.close()
     assert {e.agent for e in snapshots} == {"judge.compare"}
+    # judgements are eval flows: never production decisions, nothing executed or claimed
+    assert {e.data.get("source") for e in snapshots} == {"eval"}
+    assert not (project / ".mir" / "executions.db").exists()
     shown = sorted(
         (e.data["input"]["a"]["reply"], e.data["input"]["b"]["reply"]) for e in snapshots
     )
