@@ -159,8 +159,10 @@ class Judge:
         suite_dir: Path,
         traces: Any = None,
         home: Path | None = None,
+        response_cache: Path | None = None,
     ) -> None:
         self.route = route
+        self.response_cache = response_cache
         self.settings = settings
         self.suite_dir = suite_dir
         self.home = home or judge_home()
@@ -354,6 +356,8 @@ class Judge:
             project=self.project.root,
             traces=self._traces,
             mode="eval",
+            # the run's response cache (``.mir/``): a fully cached re-run loads no model
+            **({} if self.response_cache is None else {"response_cache": self.response_cache}),
         )
         deps = loaded.deps
         if self._agents:
@@ -389,11 +393,13 @@ def open_judge(
     project: Project,
     traces: Any = None,
     provider: str | None = None,
+    response_cache: Path | None = None,
 ) -> Judge:
     """The judge a suite's ``judge:`` settings describe (see ``judge_route``).
 
     ``traces``: a trace sink to share (the runner's); default: the project's store,
-    opened on the first judgement and closed by ``Judge.close``.
+    opened on the first judgement and closed by ``Judge.close``. ``response_cache``: the
+    run's cache folder, passed to ``load_agent`` (judge answers are cached like any).
     """
     own = load_contract(judge_home() / "agents" / "grade.yaml").routes[0]
     route = judge_route(
@@ -403,7 +409,14 @@ def open_judge(
         provider=provider,
         max_tokens=own.max_tokens,
     )
-    return Judge(route, project=project, settings=settings, suite_dir=suite_dir, traces=traces)
+    return Judge(
+        route,
+        project=project,
+        settings=settings,
+        suite_dir=suite_dir,
+        traces=traces,
+        response_cache=response_cache,
+    )
 
 
 def _verdict_of(record: DecisionRecord) -> dict[str, Any] | str:
