@@ -192,13 +192,15 @@ def calibrate_judge(
 
     labels_file = labels_file.resolve()
     read_labels(labels_file)  # a bad labels file fails before any model is loaded
-    settings = JudgeSettings()
+    settings = JudgeSettings()  # the project's model, like a suite that names no judge
     if suite is not None:
         settings = load_eval_suite(suite).judge
         if settings.responses is not None:  # relative to the suite, which may live elsewhere
             settings = settings.model_copy(
                 update={"responses": str(suite.resolve().parent / settings.responses)}
             )
+    if provider is None and responses is not None:
+        provider = "scripted"  # --judge-responses alone: replay them
     given = {
         "provider": provider,
         "model": model,

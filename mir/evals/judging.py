@@ -103,21 +103,20 @@ def judge_route(
     provider: str | None = None,
     max_tokens: int = 640,
 ) -> Route:
-    """The one route both judge agents use. Explicit ``judge:`` settings win; a
-    ``responses`` file alone means scripted; then the project's ``[tool.mir.model]``.
+    """The one route both judge agents use: the suite's ``judge:`` settings, else the
+    project's ``[tool.mir.model]``.
 
     The run's ``provider`` (``mir eval --provider``) picks the agent's model, not the
     judge's: a judge stays the same judge whatever model is under test, so its
     calibration still holds. Only a scripted run (offline replay) makes a judge without
-    a provider of its own scripted too, which then needs ``judge.responses``. Decoding
-    settings (temperature, ``max_tokens``) stay the judge contract's."""
+    a provider of its own scripted too: it then replays ``judge.responses``, which a run
+    on a real model ignores (recorded verdicts of other answers would mean nothing).
+    Decoding settings (temperature, ``max_tokens``) stay the judge contract's."""
     chosen = settings.provider
-    if chosen is None and provider == "scripted":
-        chosen = provider
     if chosen is None:
-        chosen = "scripted" if settings.responses else model_settings.provider
+        chosen = "scripted" if provider == "scripted" else model_settings.provider
     responses = None
-    if settings.responses is not None:
+    if chosen == "scripted" and settings.responses is not None:
         responses = Path(settings.responses).expanduser()
         responses = responses if responses.is_absolute() else suite_dir / responses
     if chosen == "scripted" and responses is None:

@@ -280,12 +280,18 @@ def test_route_settings_and_their_errors(project):
     )
     assert remote.identity.model_label == "litellm:openai/gpt-4o-mini"
     assert remote.route.api_base == "http://127.0.0.1:1"
-    # a responses file alone means scripted; the run's --provider applies when the suite is silent
+    # judge responses are replayed only when the judge runs scripted: its own provider,
+    # or a scripted run (offline replay) of a suite whose judge names none
     (project / "j.jsonl").write_text("")
-    replay = open_judge(JudgeSettings(responses="j.jsonl"), suite_dir=project, project=proj)
+    recorded = JudgeSettings(responses="j.jsonl")
+    real = open_judge(recorded, suite_dir=project, project=proj)
+    assert (real.route.provider, real.route.responses) == ("llama", None)
+    assert real.identity.model_label == "llama:default"
+    replay = open_judge(recorded, suite_dir=project, project=proj, provider="scripted")
     assert replay.route.provider == "scripted" and replay.route.responses == str(
         project / "j.jsonl"
     )
+    assert replay.identity.model_label == "scripted"
     with pytest.raises(ConfigError, match="names no judge responses"):
         open_judge(JudgeSettings(), suite_dir=project, project=proj, provider="scripted")
     # the agent's --provider is not the judge's: its calibration must keep holding
