@@ -7,6 +7,10 @@ A labels file is JSONL, one human judgement a line, in one of two kinds:
 
 The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
 against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
+A rubric line compares the judge's ``verdict`` (pass/fail) with the label; in a suite a
+rubric assertion passes on ``score >= min_score``, so a judge whose score contradicts
+its verdict shows up in the report's scores, not here. A judge flow that ends without a
+verdict counts as the label ``no verdict``: a disagreement, never dropped.
 Each run appends one record per kind to ``judge-calibration.json`` beside the labels
 (a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
 counts only for the judge that made it: the same model and prompt hash.
