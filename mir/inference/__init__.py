@@ -11,7 +11,7 @@ from mir.inference.domain import (
 )
 from mir.inference.llama import LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
-from mir.inference.scripted import ScriptedProvider
+from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
     "LiteLLMProvider",
@@ -25,4 +25,5 @@ __all__ = [
     "ScriptedProvider",
     "embedded_model_path",
     "provider_for",
+    "read_responses",
 ]

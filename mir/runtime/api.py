@@ -7,7 +7,7 @@ which is how the tests build a whole runtime with fakes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
-from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
+from mir.inference import (
+    ModelProvider,
+    ModelResponse,
+    ModelSettings,
+    ScriptedProvider,
+    provider_for,
+)
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
@@ -85,6 +91,14 @@ class Agent:
         role: str = "agent",
     ) -> DecisionRecord:
         return self._flow.decide(input, context, role=role)
+
+    def replaying(
+        self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
+    ) -> Agent:
+        """This agent with every model route answering from ``responses``, in order (an
+        eval replays one scripted line per case run, whichever process runs it)."""
+        scripted = ScriptedProvider(list(responses), label=label)
+        return Agent(self.parts, replace(self.deps, providers=lambda route: scripted))
 
     def trace(self, flow_id: str) -> list[TraceEvent]:
         """The flow's events in order (what evals check trajectories against)."""
