@@ -16,6 +16,7 @@ the latest calibration of this judge's model and prompt hash (``mir eval calibra
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -355,8 +356,7 @@ class Judge:
             project=self.project.root,
             traces=self._traces,
             mode="eval",
-            # the run's response cache (``.mir/``): a fully cached re-run loads no model
-            **({} if self.response_cache is None else {"response_cache": self.response_cache}),
+            **self._cache_option(load_agent),
         )
         deps = loaded.deps
         if self._agents:
@@ -366,6 +366,16 @@ class Judge:
             loaded.close()
         contract = loaded.parts.contract.model_copy(update={"routes": [self.route]})
         return Agent(replace(loaded.parts, contract=contract), deps)
+
+    def _cache_option(self, load_agent: Any) -> dict[str, Any]:
+        """The run's response cache for ``load_agent``: a fully cached re-run loads no
+        judge model. Passed only where the runtime takes it (the cache is a later part;
+        without it the judge simply asks the model)."""
+        if self.response_cache is None:
+            return {}
+        if "response_cache" not in inspect.signature(load_agent).parameters:
+            return {}
+        return {"response_cache": self.response_cache}
 
     def close(self) -> None:
         closed: set[int] = set()

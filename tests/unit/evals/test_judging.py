@@ -303,3 +303,22 @@ def test_route_settings_and_their_errors(project):
         open_judge(explicit, suite_dir=project, project=proj, provider="scripted").route.provider
         == "litellm"
     )
+
+
+def test_a_response_cache_reaches_the_judge_only_where_the_runtime_takes_it(project, opened):
+    """mir eval passes its cache folder; a runtime without the cache still judges."""
+    import inspect
+
+    from mir.runtime import load_agent
+
+    (project / "judge.jsonl").write_text(said(verdict="pass", score=1.0) + "\n")
+    settings = JudgeSettings(provider="scripted", responses="judge.jsonl")
+    cache = project / ".mir" / "cache"
+    judge = open_judge(
+        settings, suite_dir=project, project=find_project(project), response_cache=cache
+    )
+    opened.append(judge)
+    result = judge.grade(Rubric(type="rubric", rubric="Polite?"), CASE, MINE)
+    assert result.passed is True
+    takes_cache = "response_cache" in inspect.signature(load_agent).parameters
+    assert judge._cache_option(load_agent) == ({"response_cache": cache} if takes_cache else {})
