@@ -7,6 +7,10 @@ A labels file is JSONL, one human judgement a line, in one of two kinds:
 
 The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
 against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
+A rubric line compares the judge's ``verdict`` (pass/fail) with the label; in a suite a
+rubric assertion passes on ``score >= min_score``, so a judge whose score contradicts
+its verdict shows up in the report's scores, not here. A judge flow that ends without a
+verdict counts as the label ``no verdict``: a disagreement, never dropped.
 Each run appends one record per kind to ``judge-calibration.json`` beside the labels
 (a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
 counts only for the judge that made it: the same model and prompt hash.
@@ -192,13 +196,15 @@ def calibrate_judge(
 
     labels_file = labels_file.resolve()
     read_labels(labels_file)  # a bad labels file fails before any model is loaded
-    settings = JudgeSettings()
+    settings = JudgeSettings()  # the project's model, like a suite that names no judge
     if suite is not None:
         settings = load_eval_suite(suite).judge
         if settings.responses is not None:  # relative to the suite, which may live elsewhere
             settings = settings.model_copy(
                 update={"responses": str(suite.resolve().parent / settings.responses)}
             )
+    if provider is None and responses is not None:
+        provider = "scripted"  # --judge-responses alone: replay them
     given = {
         "provider": provider,
         "model": model,
