@@ -1,0 +1,80 @@
+"""Attacks on the guarantees of ``mir eval`` through the real CLI (fixture project
+``refunds.triage``, scripted replies): secrets a model echoes never reach the files an
+eval writes (reports, a baseline meant to be committed, the history), a regex cannot
+hang CI, an empty suite cannot pass the gate, and nothing executes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SECRET_KEY = "sk-abcdefghijklmnopqrstuvwxyz123456"  # an OpenAI-shaped key
+PASSWORD = "hunter2secret"
+
+
+def reply(action: str, reason: str, confidence: float = 0.9, amount: float = 10) -> str:
+    decision = {"action": action, "confidence": confidence, "amount": amount, "reason": reason}
+    return json.dumps(json.dumps(decision))
+
+
+def write_suite(app: Path, text: str) -> Path:
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir(exist_ok=True)
+    suite = evals / "triage.yaml"
+    suite.write_text(text)
+    return suite
+
+
+def write_replies(app: Path, lines: list[str]) -> str:
+    (app / "replies.jsonl").write_text("".join(line + "\n" for line in lines))
+    return "replies.jsonl"
+
+
+SECRET_SUITE = f"""\
+agent: triage
+cases:
+  - id: echoes-a-key
+    input: {{order_id: A1, amount: 10, message: "my key is {SECRET_KEY}"}}
+    expect: {{action: refund}}
+    assert:
+      - {{type: contains, path: reason, value: "nothing like this"}}
+  - id: echoes-a-password
+    input: {{order_id: A1, amount: 10, message: "password={PASSWORD}"}}
+    expect: {{action: deny}}
+"""
+
+
+def test_secrets_a_model_echoes_reach_no_file_an_eval_writes(run_mir, app: Path):
+    # A model that repeats a secret from its input: the trace redacts it, and so must
+    # the reports (CI artifacts), the baseline (committed to git) and the history.
+    write_suite(app, SECRET_SUITE)
+    name = write_replies(
+        app, [reply("refund", f"key {SECRET_KEY}"), reply("refund", f"password={PASSWORD}")]
+    )
+    update = run_mir("eval", "--responses", name, "--update-baseline", "-q", cwd=app)
+    assert update.returncode == 0, update.stderr
+    as_json = run_mir("eval", "--responses", name, "-f", "json", "--html", "r.html", cwd=app)
+    junit = run_mir("eval", "--responses", name, "-f", "junit", cwd=app)
+    table = run_mir("eval", "--responses", name, cwd=app)
+    for result in (as_json, junit, table):
+        assert result.returncode in (0, 1), result.stderr
+        assert "Traceback" not in result.stderr
+    report = json.loads(as_json.stdout)
+    [suite] = report["suites"]
+    assert [r["passed"] for r in suite["runs"]] == [False, False]  # judged on the real text
+    assert "[REDACTED]" in suite["runs"][0]["decision"]["reason"]
+    written = {
+        "json": as_json.stdout,
+        "junit": junit.stdout,
+        "table": table.stdout,
+        "html": (app / "r.html").read_text(),
+        "baseline": (app / "capabilities/refunds/evals/baselines/triage.json").read_text(),
+    }
+    import duckdb
+
+    with duckdb.connect(str(app / ".mir" / "evals.duckdb"), read_only=True) as db:
+        tables = [t for (t,) in db.execute("show tables").fetchall()]
+        written["history"] = repr([db.execute(f"select * from {t}").fetchall() for t in tables])
+    for where, text in written.items():
+        assert SECRET_KEY not in text, where
+        assert PASSWORD not in text, where
