@@ -6,7 +6,11 @@ hang CI, an empty suite cannot pass the gate, and nothing executes."""
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 SECRET_KEY = "sk-abcdefghijklmnopqrstuvwxyz123456"  # an OpenAI-shaped key
 PASSWORD = "hunter2secret"
@@ -78,3 +82,45 @@ def test_secrets_a_model_echoes_reach_no_file_an_eval_writes(run_mir, app: Path)
     for where, text in written.items():
         assert SECRET_KEY not in text, where
         assert PASSWORD not in text, where
+
+
+def test_a_catastrophic_regex_is_refused_before_anything_runs(run_mir, app: Path):
+    # (a+)+$ on 'aaaa...!' backtracks exponentially: Python's re has no timeout, so an
+    # eval would hang CI; the check refuses nested unbounded repeats up front.
+    suite = write_suite(
+        app,
+        "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+        '    assert:\n      - {type: regex, path: reason, pattern: "^(a+)+$"}\n',
+    )
+    name = write_replies(app, [reply("refund", "a" * 60 + "!")])
+    started = time.monotonic()
+    try:
+        result = run_mir("eval", "--responses", name, cwd=app, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a catastrophic regex hung mir eval")
+    assert time.monotonic() - started < 30
+    assert result.returncode == 2, result.stdout
+    assert f"{suite}:6:" in result.stderr and "nests unbounded repeats" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("pattern", [r"^a+b*$", r"(ab)+c", r"(\d{1,3}\.){3}\d{1,3}", r"(?i)refund"])
+def test_ordinary_regexes_are_still_accepted(run_mir, app: Path, pattern: str):
+    write_suite(
+        app,
+        "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+        f"    assert:\n      - {{type: regex, path: reason, pattern: {json.dumps(pattern)}}}\n",
+    )
+    name = write_replies(app, [reply("refund", "refund")])
+    result = run_mir("eval", "--responses", name, "-q", cwd=app)
+    assert result.returncode in (0, 1), result.stderr
+
+
+@pytest.mark.parametrize("cases", ["cases: []\n", ""])
+def test_a_suite_with_no_cases_cannot_pass_the_gate(run_mir, app: Path, cases: str):
+    # an empty suite would print 'gate: passed' and keep CI green while testing nothing
+    suite = write_suite(app, "agent: triage\n" + cases)
+    result = run_mir("eval", "--provider", "rules", cwd=app)
+    assert result.returncode == 2, result.stdout
+    assert str(suite) in result.stderr and "no cases" in result.stderr
+    assert "Traceback" not in result.stderr
