@@ -20,3 +20,21 @@ def test_history_of_a_known_agent_without_runs_says_so(run_mir, app: Path):
         result = run_mir("eval", "history", name, cwd=app)
         assert result.returncode == 0, result.stderr
         assert f"no eval runs recorded for {name}" in result.stdout
+
+
+def test_a_failing_run_that_does_not_gate_says_why(run_mir, app: Path):
+    # the scaffolded suite's case fails on a first run and the gate passes (no baseline,
+    # no min_pass_rate): 'only the thresholds gate' named thresholds the suite has not
+    # got; the note must say that the failures do not fail the gate, and how to make them
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    (evals / "triage.yaml").write_text(
+        "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    expect: {action: deny}\n"
+    )
+    result = run_mir("eval", "--provider", "rules", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert "gate: passed" in result.stdout
+    note = result.stdout.split("gate: passed", 1)[1]
+    assert "1 failed run does not fail the gate" in note
+    assert "min_pass_rate" in note and "--update-baseline" in note
