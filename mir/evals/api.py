@@ -191,9 +191,9 @@ def _baseline(suite: SuiteFile, updating: bool) -> Baseline | None:
     try:
         return read_baseline(path, suite.suite, suite.ref)
     except ConfigError:
-        if updating:  # replacing a baseline of another suite is the way to fix it
+        if updating and path.is_file():  # replacing a baseline of another suite fixes it
             return None
-        raise
+        raise  # a folder in its place: writing would fail only after the whole run
 
 
 def _judge_gating(index: int, suite: SuiteFile, runner: CaseRunner) -> tuple[bool, str | None]:

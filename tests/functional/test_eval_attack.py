@@ -124,3 +124,36 @@ def test_a_suite_with_no_cases_cannot_pass_the_gate(run_mir, app: Path, cases: s
     assert result.returncode == 2, result.stdout
     assert str(suite) in result.stderr and "no cases" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+ONE_CASE = (
+    "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+    "    expect: {action: refund}\n"
+)
+
+
+@pytest.mark.parametrize("update", [False, True])
+def test_a_baseline_path_that_is_a_folder_is_one_line_before_anything_runs(
+    run_mir, app: Path, update: bool
+):
+    # it read as 'no baseline' (the gate silently lost its reference), and
+    # --update-baseline ran the whole suite and then died with a traceback
+    suite = write_suite(app, ONE_CASE)
+    folder = suite.parent / "baselines" / "triage.json"
+    folder.mkdir(parents=True)
+    args = ["eval", "--provider", "rules", *(["--update-baseline"] if update else [])]
+    result = run_mir(*args, cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert str(folder) in line and "not a file" in line
+    assert not (app / ".mir" / "traces").exists()  # nothing ran
+
+
+def test_a_baseline_folder_that_cannot_be_written_is_one_line(run_mir, app: Path):
+    suite = write_suite(app, ONE_CASE)
+    (suite.parent / "baselines").write_text("a file where the folder should be\n")
+    result = run_mir("eval", "--provider", "rules", "--update-baseline", cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "cannot write the baseline" in result.stderr
