@@ -18,7 +18,7 @@ from typing import Any
 
 from mir.errors import ConfigError, UsageError
 from mir.evals.discovery import SuiteFile, find_suites
-from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
+from mir.evals.domain import Baseline, CaseRun, EvalReport, ReplayLinesLeftOver, SuiteResult
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
 from mir.evals.workers import Stop, execute, first_interrupt_stops
@@ -251,6 +251,16 @@ def _tasks(
                 f"--responses has {len(replies)} line(s); these suites need {len(tasks)} "
                 "(one per case and repeat, in case order)",
                 hint="add the missing lines (a case that needs a retry then uses the fallback)",
+            )
+        if len(replies) > len(tasks):
+            # lines left over are often the sign that a case was removed, which shifts
+            # every later reply onto the wrong case
+            warnings.warn(
+                f"--responses has {len(replies)} line(s); this run uses {len(tasks)} "
+                "(one per case and repeat, in case order): the rest are ignored; check "
+                "that each line still belongs to its case",
+                ReplayLinesLeftOver,
+                stacklevel=2,
             )
         tasks = [t.__class__(**{**t.__dict__, "response": replies[t.number]}) for t in tasks]
     return tasks

@@ -157,3 +157,16 @@ def test_a_baseline_folder_that_cannot_be_written_is_one_line(run_mir, app: Path
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert "cannot write the baseline" in result.stderr
+
+
+def test_extra_reply_lines_are_named_not_silently_dropped(run_mir, app: Path):
+    # a case deleted from the suite shifts every later reply onto the wrong case; the
+    # lines left over at the end are the visible sign, so they are reported (not fatal:
+    # the replies may be shared by a bigger selection)
+    write_suite(app, ONE_CASE)
+    name = write_replies(app, [reply("refund", "r"), reply("deny", "r"), reply("deny", "r")])
+    result = run_mir("eval", "--responses", name, "-q", cwd=app)
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "3 line(s)" in warning[0] and "uses 1" in warning[0]
+    assert "Traceback" not in result.stderr and "UserWarning" not in result.stderr
