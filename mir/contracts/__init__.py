@@ -35,6 +35,8 @@ from mir.contracts.eval_suite import (
     EvalSuite,
     FlowStatusName,
     JudgeSettings,
+    Pairwise,
+    Rubric,
     Tier,
 )
 
@@ -57,9 +59,11 @@ __all__ = [
     "IntentDoc",
     "JudgeSettings",
     "Layer",
+    "Pairwise",
     "ParamLimit",
     "Review",
     "Route",
+    "Rubric",
     "Rule",
     "RuleCondition",
     "Scope",
