@@ -38,10 +38,10 @@ def test_the_money_losing_cases_are_critical() -> None:
         "changed-mind-is-rejected",
     ):
         assert must in critical
-    # a critical case never expects money to move
+    # a critical case never expects money to move without a human
     for case in suite.cases:
-        if case.critical:
-            assert case.expect.get("action") != "refund", case.id
+        if case.critical and case.expect.get("action") == "refund":
+            assert case.expect.get("status") == "pending_review", case.id
 
 
 def test_every_case_has_its_world_state_and_one_recorded_answer() -> None:
