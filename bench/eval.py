@@ -12,13 +12,14 @@ One run, printed as a table:
 (c) ``-j 2`` against ``-j 1`` on the scripted provider: throughput ratio on a larger
     suite (``--jobs-cases``; worker processes start, import mir and load the agent
     once each, which a ~1 ms scripted decision must amortise). Target: >= 1.6x.
-(d) a fully cached re-run of a suite on the embedded llama model against the uncached
-    first run (the response cache under ``.mir/cache``). Target: <= 5 % of the uncached
-    time. Slow on a small machine (~2-10 s per llama decision): ``--llama-cases`` sets
-    the size (the issue's figure is for 200), ``--skip-model`` skips it.
+(d) with ``--llama-cases N``: a fully cached re-run of an N-case suite through
+    ``mir.run_eval`` on the embedded llama model against the uncached first run (the
+    response cache under ``.mir/cache``). Target: <= 5 % of the uncached time (the
+    issue's figure is for 200 cases; ~2-10 s per llama decision on 2 cores).
+    ``bench/eval_cache.py`` measures the cache on the runtime alone.
 
-    python bench/eval.py [--cases 1000] [--jobs-cases 4000] [--llama-cases 200]
-                         [--skip-model] [--skip-inspect]
+    python bench/eval.py [--cases 1000] [--jobs-cases 4000] [--llama-cases 0]
+                         [--skip-inspect]
 """
 
 from __future__ import annotations
@@ -156,8 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--jobs-cases", type=int, default=4000)
-    parser.add_argument("--llama-cases", type=int, default=200)
-    parser.add_argument("--skip-model", action="store_true")
+    parser.add_argument("--llama-cases", type=int, default=0)
     parser.add_argument("--skip-inspect", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("MIR_BLOCK_REMOTE_MODELS", "1")
@@ -188,7 +188,7 @@ def main() -> int:
         row(f"mir.run_eval, {args.jobs_cases} cases, -j 1", f"{one_s:.2f} s")
         row(f"mir.run_eval, {args.jobs_cases} cases, -j 2", f"{two_s:.2f} s")
         row("(c) -j 2 / -j 1 throughput", f"{speedup:.2f}x", ">= 1.6x", speedup >= 1.6)
-        if not args.skip_model:
+        if args.llama_cases:
             cold, warm = llama_cache(folder, args.llama_cases)
             share = warm / cold
             row(f"llama, {args.llama_cases} cases, uncached", f"{cold:.1f} s")
