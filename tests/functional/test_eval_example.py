@@ -4,10 +4,13 @@ recorded model answers CI replays offline, and the judge's labelled calibration 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
+
 from mir.contracts import ASSERTION_TIERS, load_eval_suite
-from tests.conftest import REPO
+from tests.conftest import REPO, RunMir
 
 EXAMPLE = REPO / "examples" / "support_desk"
 EVALS = EXAMPLE / "capabilities" / "refunds" / "evals"
@@ -64,3 +67,52 @@ def test_the_judge_labels_are_a_calibration_set() -> None:
     assert {line["label"] for line in pairwise} == {"A", "B", "tie"}
     for line in rubric:
         assert {"input", "decision", "rubric", "label"} <= set(line)
+
+
+# --- the suite through the real `mir eval`, replayed from the recorded answers ----------
+
+PROMPT_EDIT_BROKE = {
+    "expensive-refund-waits-for-a-human",
+    "expensive-wrong-item-waits-for-a-human",
+    "late-parcel-over-100-waits-for-a-human",
+}
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    copy = tmp_path / "support_desk"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    return copy
+
+
+def _report(run_mir: RunMir, desk: Path, responses: str) -> tuple[int, dict]:
+    ran = run_mir(
+        "eval", "refunds.triage", "--responses", responses, "--format", "json", "-q", cwd=desk
+    )
+    assert ran.returncode in (0, 1), ran.stderr
+    return ran.returncode, json.loads(ran.stdout)["suites"][0]
+
+
+def test_the_recorded_answers_pass_against_the_committed_baseline(
+    run_mir: RunMir, desk: Path
+) -> None:
+    code, suite = _report(run_mir, desk, "responses/eval-triage.jsonl")
+    assert code == 0, suite["gate"]
+    assert all(run["passed"] for run in suite["runs"])
+    assert len(suite["runs"]) == len(load_eval_suite(SUITE).cases)
+    assert suite["comparison"]["broken"] == [] and suite["comparison"]["fixed"] == []
+    # an eval never executes: no execution ledger, no support ledger entry
+    assert not (desk / ".mir" / "executions.db").exists()
+    assert not (desk / ".mir" / "support_ledger.sqlite3").exists()
+
+
+def test_the_planted_prompt_edit_fails_on_its_critical_case(run_mir: RunMir, desk: Path) -> None:
+    ran = run_mir("eval", "refunds.triage", "--responses", "responses/eval-prompt-edit.jsonl",
+                  "-q", cwd=desk)  # fmt: skip
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    for case in PROMPT_EDIT_BROKE:
+        assert case in ran.stdout
+    assert "critical" in ran.stdout
+    _, suite = _report(run_mir, desk, "responses/eval-prompt-edit.jsonl")
+    assert set(suite["comparison"]["broken"]) == PROMPT_EDIT_BROKE
+    assert not suite["gate"]["passed"]
