@@ -116,3 +116,35 @@ def test_the_planted_prompt_edit_fails_on_its_critical_case(run_mir: RunMir, des
     _, suite = _report(run_mir, desk, "responses/eval-prompt-edit.jsonl")
     assert set(suite["comparison"]["broken"]) == PROMPT_EDIT_BROKE
     assert not suite["gate"]["passed"]
+
+
+def test_calibration_on_the_example_labels_prints_kappa(
+    run_mir: RunMir, desk: Path, tmp_path: Path
+) -> None:
+    """Replays what the embedded SmolLM2 judge answered when the README's figures were
+    taken: `pass` for every rubric line, position A for every pairwise question."""
+    labels = [json.loads(line) for line in _lines(EVALS / "judge-labels.jsonl")]
+    grade = json.dumps({"reason": "meets it", "verdict": "pass", "score": 1.0, "confidence": 1})
+    prefer_a = json.dumps({"reason": "A is better", "verdict": "A", "confidence": 1})
+    rubric_lines = sum("rubric" in line for line in labels)
+    pairwise_lines = len(labels) - rubric_lines  # after the rubric lines; each asked twice
+    replies = [json.dumps(grade)] * rubric_lines + [json.dumps(prefer_a)] * 2 * pairwise_lines
+    script = tmp_path / "smollm2-judge.jsonl"
+    script.write_text("\n".join(replies) + "\n")
+    ran = run_mir(
+        "eval", "calibrate", "capabilities/refunds/evals/judge-labels.jsonl",
+        "--judge-provider", "scripted", "--judge-responses", str(script), "--no-record",
+        "--json", cwd=desk,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    kinds = {kind["kind"]: kind for kind in json.loads(ran.stdout)["kinds"]}
+    rubric, pairwise = kinds["rubric"], kinds["pairwise"]
+    assert (rubric["n"], rubric["kappa"]) == (26, 0.0)
+    assert rubric["agreement"] == pytest.approx(14 / 26)
+    assert (pairwise["n"], pairwise["kappa"], pairwise["position_consistency"]) == (6, 0.0, 0.0)
+    ran = run_mir(
+        "eval", "calibrate", "capabilities/refunds/evals/judge-labels.jsonl",
+        "--judge-provider", "scripted", "--judge-responses", str(script), "--no-record",
+        cwd=desk,
+    )  # fmt: skip
+    assert "kappa 0.000" in ran.stdout
