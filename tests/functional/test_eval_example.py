@@ -118,17 +118,24 @@ def test_the_planted_prompt_edit_fails_on_its_critical_case(run_mir: RunMir, des
     assert not suite["gate"]["passed"]
 
 
-def test_calibration_on_the_example_labels_prints_kappa(
+def test_calibration_on_the_example_labels_prints_the_readme_kappa(
     run_mir: RunMir, desk: Path, tmp_path: Path
 ) -> None:
     """Replays what the embedded SmolLM2 judge answered when the README's figures were
-    taken: `pass` for every rubric line, position A for every pairwise question."""
+    taken: verdict `pass` on every rubric line with these scores (a pass needs score >=
+    0.5 too), position A for every pairwise question."""
     labels = [json.loads(line) for line in _lines(EVALS / "judge-labels.jsonl")]
-    grade = json.dumps({"reason": "meets it", "verdict": "pass", "score": 1.0, "confidence": 1})
+    scores = [0, 0, 0.5, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0.5, 0, 0, 1, 0, 0, 0.6, 0.5, 0.5, 1,
+              0.5, 0]  # fmt: skip
+    grades = [
+        json.dumps({"reason": "meets it", "verdict": "pass", "score": score, "confidence": 1})
+        for score in scores
+    ]
     prefer_a = json.dumps({"reason": "A is better", "verdict": "A", "confidence": 1})
     rubric_lines = sum("rubric" in line for line in labels)
     pairwise_lines = len(labels) - rubric_lines  # after the rubric lines; each asked twice
-    replies = [json.dumps(grade)] * rubric_lines + [json.dumps(prefer_a)] * 2 * pairwise_lines
+    assert rubric_lines == len(scores)
+    replies = [json.dumps(g) for g in grades] + [json.dumps(prefer_a)] * 2 * pairwise_lines
     script = tmp_path / "smollm2-judge.jsonl"
     script.write_text("\n".join(replies) + "\n")
     ran = run_mir(
@@ -139,12 +146,13 @@ def test_calibration_on_the_example_labels_prints_kappa(
     assert ran.returncode == 0, ran.stderr
     kinds = {kind["kind"]: kind for kind in json.loads(ran.stdout)["kinds"]}
     rubric, pairwise = kinds["rubric"], kinds["pairwise"]
-    assert (rubric["n"], rubric["kappa"]) == (26, 0.0)
-    assert rubric["agreement"] == pytest.approx(14 / 26)
+    assert rubric["n"] == 26
+    assert rubric["kappa"] == pytest.approx(-0.360, abs=5e-4)
+    assert rubric["agreement"] == pytest.approx(8 / 26)
     assert (pairwise["n"], pairwise["kappa"], pairwise["position_consistency"]) == (6, 0.0, 0.0)
     ran = run_mir(
         "eval", "calibrate", "capabilities/refunds/evals/judge-labels.jsonl",
         "--judge-provider", "scripted", "--judge-responses", str(script), "--no-record",
         cwd=desk,
     )  # fmt: skip
-    assert "kappa 0.000" in ran.stdout
+    assert "kappa -0.360" in ran.stdout
