@@ -1,8 +1,8 @@
-"""``mir eval`` and ``mir drift``: named in the docs and the scaffolded files, not built yet.
+"""``mir eval``: named in the docs and the scaffolded files, not built yet.
 
 They exist so that a user who follows the scaffolded eval suite ("Run with `mir eval`")
 learns what the command will do and where its progress is tracked, instead of
-"No such command". Both exit 2 (a usage error: nothing ran) whatever they are given.
+"No such command". It exits 2 (a usage error: nothing ran) whatever they are given.
 """
 
 from __future__ import annotations
@@ -14,11 +14,6 @@ _PLANNED = {
         "run an agent's eval suites (evals/*.yaml) through the runtime and exit 1 on a "
         "regression, to gate CI",
         "Run eval suites against agents (not built yet).",
-    ),
-    "drift": (
-        "watch agents' decisions for drift and suspend an agent past a threshold "
-        "(today: `mir agents suspend` by hand)",
-        "Watch agents for drift and suspend them (not built yet).",
     ),
 }
 

@@ -1,0 +1,30 @@
+"""Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
+
+from mir.drift.domain import (
+    KINDS,
+    AgentDrift,
+    DriftReport,
+    HistoryPoint,
+    Kind,
+    MetricResult,
+    Window,
+)
+from mir.drift.monitor import check, history, measure, snapshot, watch
+from mir.drift.windows import WindowOptions, parse_duration
+
+__all__ = [
+    "KINDS",
+    "AgentDrift",
+    "DriftReport",
+    "HistoryPoint",
+    "Kind",
+    "MetricResult",
+    "Window",
+    "WindowOptions",
+    "check",
+    "history",
+    "measure",
+    "parse_duration",
+    "snapshot",
+    "watch",
+]
