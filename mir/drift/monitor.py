@@ -18,7 +18,14 @@ from uuid import uuid4
 from mir.contracts import AgentContract, load_contract
 from mir.drift import storage
 from mir.drift.alerts import AlertSettings, send
-from mir.drift.domain import AgentDrift, DriftReport, HistoryPoint, Levels, Window
+from mir.drift.domain import (
+    AgentDrift,
+    DriftReport,
+    HistoryPoint,
+    Levels,
+    MetricResult,
+    Window,
+)
 from mir.drift.metrics import Judge
 from mir.drift.queries import DriftQueries, Selection
 from mir.drift.windows import DEFAULT_REFERENCE, DEFAULT_WINDOW, WindowOptions, parse_duration
@@ -153,8 +160,17 @@ def _measure_agent(
     current = current.model_copy(update={"decisions": cur_b.n})
     if not ref_b.n and not cur_b.n:
         return AgentDrift(agent=agent, reference=reference, current=current)
+    metrics, causes = agent_metrics(queries, contract, (ref_b.n, cur_b.n))
+    return AgentDrift(
+        agent=agent, reference=reference, current=current, metrics=metrics, likely_causes=causes
+    )
+
+
+def agent_metrics(
+    queries: DriftQueries, contract: AgentContract | None, n: tuple[int, int]
+) -> tuple[list[MetricResult], list[str]]:
+    """Every metric over the windows in ``drift_flows``, and the likely causes."""
     judge = _judge(contract)
-    n = (ref_b.n, cur_b.n)
     action_field = contract.decision.action_field if contract else "action"
     confidence_field = contract.decision.confidence_field if contract else "confidence"
     metrics = judge.categorical("action", "action", queries.categories(action_field))
@@ -183,9 +199,7 @@ def _measure_agent(
     for what, new in queries.changes().items():
         metrics.append(judge.change(what, new, n))
         causes += [f"new {what}: {item}" for item in new]
-    return AgentDrift(
-        agent=agent, reference=reference, current=current, metrics=metrics, likely_causes=causes
-    )
+    return metrics, causes
 
 
 def measure(

@@ -12,7 +12,7 @@ import pytest
 
 @pytest.mark.parametrize(
     ("command", "will"),
-    [("eval", "run an agent's eval suites"), ("drift", "suspend an agent past a threshold")],
+    [("eval", "run an agent's eval suites")],
 )
 def test_planned_commands_say_what_they_will_do(run_mir, tmp_path, command: str, will: str):
     result = run_mir(command, "--anything", "x", cwd=tmp_path)
