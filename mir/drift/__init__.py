@@ -1,5 +1,6 @@
 """Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
 
+from mir.drift.alerts import AlertSettings
 from mir.drift.domain import (
     KINDS,
     AgentDrift,
@@ -14,6 +15,7 @@ from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
     "KINDS",
+    "AlertSettings",
     "AgentDrift",
     "DriftReport",
     "HistoryPoint",
