@@ -15,8 +15,8 @@ from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
     "KINDS",
-    "AlertSettings",
     "AgentDrift",
+    "AlertSettings",
     "DriftReport",
     "HistoryPoint",
     "Kind",
