@@ -48,33 +48,38 @@ _NUMERIC_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')"
 # A categorical field with more distinct values than this is free text, not a category.
 MAX_CATEGORIES = 50
 
+# One row per finished production flow, from its `final` event alone (no group-by over
+# the flow's events): the final event carries the status, every reason met on the way
+# (retries, review, re-check, executor), the decision, and the record's wall time,
+# tokens, cost and model. Flows still pending review are counted once they end. The
+# record is parsed once, into a typed struct (`r`) holding the decision fields found.
 _FLOWS = """
-CREATE OR REPLACE TEMP TABLE drift_all AS
-SELECT flow_id, min("at") AS "at",
-  bool_or(step = 'snapshot') AS has_snapshot,
-  coalesce(any_value(json_extract_string(data, '$.source')) FILTER (WHERE step = 'snapshot'),
-           'production') AS source,
-  any_value(json_extract_string(data, '$.contract_hash')) FILTER (WHERE step = 'snapshot')
-    AS contract_hash,
-  arg_max(prompt_hash, seq) FILTER (WHERE prompt_hash IS NOT NULL) AS prompt_hash,
-  arg_max(model, seq) FILTER (WHERE step = 'infer' AND model IS NOT NULL) AS model,
-  coalesce(
-    arg_max(json_extract(data, '$.record.decision'), seq) FILTER (WHERE step = 'final'),
-    arg_max(json_extract(data, '$.decision'), seq)
-      FILTER (WHERE step IN ('route', 'fallback', 'validate', 'execute')
-              AND json_extract(data, '$.decision') IS NOT NULL)) AS decision,
-  bool_or(step = 'validate' AND list_has_any(reasons, $retryable)) AS schema_violation,
-  bool_or(step = 'fallback') AS fallback,
-  bool_or(status = 'pending_review') AS review_requested,
-  bool_or(list_contains(reasons, 'rejected_by_reviewer')) AS human_override,
-  bool_or(list_contains(reasons, 'state_changed')) AS stale,
-  bool_or(list_contains(reasons, 'executor_error')) AS executor_error,
-  sum(latency_ms) AS latency_ms,
-  sum(prompt_tokens + completion_tokens) AS tokens,
-  sum(cost_usd) FILTER (WHERE step = 'infer') AS cost
-FROM ({events})
-GROUP BY flow_id
-HAVING has_snapshot AND source = 'production'
+CREATE OR REPLACE TEMP TABLE drift_flows AS
+SELECT * FROM (
+  SELECT flow_id, "at", status, model, cost_usd AS cost, r,
+    r.latency_ms AS latency_ms, r.tokens AS tokens,
+    list_has_any(reasons, $retryable) AS schema_violation,
+    status = 'fallback' OR provider = 'rules' AS fallback,
+    list_has_any(reasons, ['low_confidence', 'no_consensus']) AS review_requested,
+    list_contains(reasons, 'rejected_by_reviewer') AS human_override,
+    status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
+    list_contains(reasons, 'executor_error') AS executor_error,
+    {side} AS side
+  FROM (
+    SELECT flow_id, "at", status, reasons, provider, model, cost_usd,
+      json_transform(data, $shape).record AS r{rank}
+    FROM ({finals})
+  )
+  WHERE flow_id NOT IN ({not_production})
+) WHERE side IS NOT NULL
+"""
+# Snapshots whose source is neither absent nor "production" (eval flows): a substring
+# test first, so only the rare candidates are parsed.
+_NOT_PRODUCTION = """
+SELECT flow_id FROM ({snapshots})
+WHERE contains(data, '"source"') AND NOT contains(data, '"source":"production"')
+  AND NOT contains(data, '"source": "production"')
+  AND coalesce(data->>'$.source', 'production') <> 'production'
 """
 
 
@@ -97,9 +102,13 @@ class Bounds:
     n: int
 
 
-def _path(field: str) -> str:
-    """A JSON path literal for one top-level key (quoted: keys may hold dots)."""
-    return "'$.\"" + field.replace("'", "''").replace('"', '\\"') + "\"'"
+_SHAPES = {"numeric": "DOUBLE", "categorical": "VARCHAR"}
+DISCOVERY_SAMPLE = 5000
+
+
+def _field(name: str) -> str:
+    """One decision field of the parsed record (a struct; any key name is safe)."""
+    return f"struct_extract(r.decision, {_literal(name)})"
 
 
 class DriftQueries:
@@ -108,89 +117,80 @@ class DriftQueries:
     def __init__(self, con: duckdb.DuckDBPyConnection, events: Callable[[str], str]) -> None:
         self.con = con
         self.events = events
+        self.agent = ""
+        self.since: datetime | None = None
+        self.kinds: dict[str, str] = {}
+        self._time_side: str | None = None
+        self._time_params: dict[str, Any] = {}
 
     # -- windows ---------------------------------------------------------------------
 
     def select(self, agent: str, selection: Selection, since: datetime | None) -> None:
+        """Build ``drift_flows``: the flows of both windows, each with its ``side``."""
         where = "agent = $agent" + (' AND "at" >= $since' if since is not None else "")
-        params: dict[str, Any] = {"agent": agent, "retryable": RETRYABLE}
+        params: dict[str, Any] = {"agent": agent}
         if since is not None:
             params["since"] = since
-        self.con.execute(_FLOWS.replace("{events}", self.events(where)), params)
+        finals = self.events(f"{where} AND step = 'final'")
+        self.kinds = self._discover(finals, params)
+        decision = {name: _SHAPES[kind] for name, kind in self.kinds.items()}
+        shape = {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": decision}
+        # An eval flow's snapshot comes at most a day before its final event.
+        snapshots = self.events(
+            "agent = $agent AND step = 'snapshot'"
+            + (' AND "at" >= $since - INTERVAL 1 DAY' if since is not None else "")
+        )
+        rank = ""
         if selection.current_last is not None:
-            side = (
-                "CASE WHEN rn <= $cur THEN 'current' "
-                "WHEN rn <= $cur + $ref AND $ref_by_count THEN 'reference' END"
-            )
-            self.con.execute(
-                "CREATE OR REPLACE TEMP TABLE drift_ranked AS SELECT *, row_number() OVER "
-                '(ORDER BY "at" DESC, flow_id DESC) AS rn FROM drift_all'
-            )
-            ref_by_count = selection.reference_last is not None
-            if not ref_by_count:  # a frozen reference by time, the current one by count
+            rank = ', row_number() OVER (ORDER BY "at" DESC, flow_id DESC) AS rn'
+            params["cur"] = selection.current_last
+            if selection.reference_last is not None:
+                side = (
+                    "CASE WHEN rn <= $cur THEN 'current' "
+                    "WHEN rn <= $cur + $ref THEN 'reference' END"
+                )
+                params["ref"] = selection.reference_last
+            else:  # a frozen reference by time, the current window by count
                 side = (
                     'CASE WHEN rn <= $cur THEN \'current\' WHEN "at" >= $rs AND "at" < $re '
                     "THEN 'reference' END"
                 )
-            sql = (
-                f"CREATE OR REPLACE TEMP TABLE drift_flows AS SELECT * FROM "
-                f"(SELECT *, {side} AS side FROM drift_ranked) WHERE side IS NOT NULL"
+                params |= {"rs": selection.reference_start, "re": selection.reference_end}
+        else:
+            side = (
+                'CASE WHEN "at" >= $cs AND "at" < $ce THEN \'current\' '
+                'WHEN "at" >= $rs AND "at" < $re THEN \'reference\' END'
             )
-            p: dict[str, Any] = {"cur": selection.current_last}
-            if ref_by_count:
-                p |= {"ref": selection.reference_last, "ref_by_count": True}
-            else:
-                p |= {"rs": selection.reference_start, "re": selection.reference_end}
-            self.con.execute(sql, p)
-            return
-        self.con.execute(
-            "CREATE OR REPLACE TEMP TABLE drift_flows AS SELECT * FROM (SELECT *, CASE "
-            'WHEN "at" >= $cs AND "at" < $ce THEN \'current\' '
-            'WHEN "at" >= $rs AND "at" < $re THEN \'reference\' END AS side '
-            "FROM drift_all) WHERE side IS NOT NULL",
-            {
+            times = {
                 "cs": selection.current_start,
                 "ce": selection.current_end,
                 "rs": selection.reference_start,
                 "re": selection.reference_end,
-            },
+            }
+            params |= times
+        self._time_side, self._time_params = (None, {}) if rank else (side, times)
+        sql = (
+            _FLOWS.replace("{finals}", finals)
+            .replace("{not_production}", _NOT_PRODUCTION.replace("{snapshots}", snapshots))
+            .replace("{side}", side)
+            .replace("{rank}", rank)
         )
+        params |= {"retryable": RETRYABLE, "shape": json.dumps({"record": shape})}
+        self.con.execute(sql, params)
+        self.agent, self.since = agent, since
 
-    def bounds(self) -> dict[str, Bounds]:
-        rows = self.con.execute(
-            'SELECT side, min("at"), max("at"), count(*) FROM drift_flows GROUP BY side'
-        ).fetchall()
-        found = {side: Bounds(first, last, n) for side, first, last, n in rows}
-        return {side: found.get(side, Bounds(None, None, 0)) for side in ("reference", "current")}
-
-    def all_bounds(self) -> Bounds:
-        row = self.con.execute('SELECT min("at"), max("at"), count(*) FROM drift_all').fetchone()
-        assert row is not None
-        return Bounds(row[0], row[1], row[2])
-
-    # -- metrics ---------------------------------------------------------------------
-
-    def categories(self, field: str) -> dict[str, dict[str, int]]:
-        """Counts per value of a categorical field, per side."""
-        rows = self.con.execute(
-            f"SELECT side, coalesce(json_extract_string(decision, {_path(field)}), '(none)') "
-            "AS v, count(*) FROM drift_flows WHERE decision IS NOT NULL GROUP BY ALL"
-        ).fetchall()
-        out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
-        for side, value, n in rows:
-            out[side][value] = n
-        return out
-
-    def fields(self) -> dict[str, str]:
-        """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
+    def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, str]:
+        """Decision fields (name -> 'numeric' | 'categorical') in a sample of the decisions."""
         rows = self.con.execute(
             "SELECT k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
             "count(DISTINCT s) AS card, count(*) AS total FROM ("
-            "SELECT k, json_type(decision, '$.\"' || k || '\"') AS t, "
-            "json_extract_string(decision, '$.\"' || k || '\"') AS s FROM ("
-            "SELECT decision, unnest(json_keys(decision)) AS k FROM drift_flows "
-            "WHERE decision IS NOT NULL AND json_type(decision) = 'OBJECT')) GROUP BY k"
+            "SELECT k, json_type(d, '$.\"' || k || '\"') AS t, "
+            "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
+            "SELECT d, unnest(json_keys(d)) AS k FROM ("
+            f"SELECT data->'$.record.decision' AS d FROM ({finals}) "
+            "ORDER BY \"at\" DESC LIMIT $sample) WHERE json_type(d) = 'OBJECT')) GROUP BY k",
+            {**params, "sample": DISCOVERY_SAMPLE},
         ).fetchall()
         kinds = {}
         for name, num, cat, card, total in rows:
@@ -200,14 +200,34 @@ class DriftQueries:
                 kinds[name] = "categorical"
         return kinds
 
+    def bounds(self) -> dict[str, Bounds]:
+        rows = self.con.execute(
+            'SELECT side, min("at"), max("at"), count(*) FROM drift_flows GROUP BY side'
+        ).fetchall()
+        found = {side: Bounds(first, last, n) for side, first, last, n in rows}
+        return {side: found.get(side, Bounds(None, None, 0)) for side in ("reference", "current")}
+
+    # -- metrics ---------------------------------------------------------------------
+
+    def categories(self, field: str) -> dict[str, dict[str, int]]:
+        """Counts per value of a categorical field, per side."""
+        rows = self.con.execute(
+            f"SELECT side, coalesce(CAST({_field(field)} AS VARCHAR), '(none)') AS v, "
+            "count(*) FROM drift_flows GROUP BY ALL"
+        ).fetchall()
+        out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
+        for side, value, n in rows:
+            out[side][value] = n
+        return out
+
+    def fields(self) -> dict[str, str]:
+        """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
+        return dict(self.kinds)
+
     def numeric(self, field: str) -> dict[str, Any]:
         """KS statistic, Wasserstein-1, reference-decile bins and means of a numeric field
         (or of a flow column when ``field`` starts with ``@``)."""
-        value = (
-            field[1:]
-            if field.startswith("@")
-            else f"TRY_CAST(json_extract(decision, {_path(field)}) AS DOUBLE)"
-        )
+        value = field[1:] if field.startswith("@") else f"TRY_CAST({_field(field)} AS DOUBLE)"
         row = self.con.execute(
             f"""
             WITH x AS (SELECT side, {value} AS v FROM drift_flows),
@@ -278,17 +298,34 @@ class DriftQueries:
 
     def changes(self) -> dict[str, list[str]]:
         """Hashes (contract, prompt, model) seen in the current window and not before it."""
+        params: dict[str, Any] = {"agent": self.agent}
+        where = "agent = $agent"
+        if self.since is not None:
+            where += ' AND "at" >= $since'
+            params["since"] = self.since
+        snapshots = self.events(f"{where} AND step = 'snapshot'")
+        infers = self.events(f"{where} AND step = 'infer' AND prompt_hash IS NOT NULL")
+        sources = {
+            "contract": f"SELECT flow_id, \"at\", data->>'$.contract_hash' AS h FROM ({snapshots})",
+            "prompt": f'SELECT flow_id, "at", prompt_hash AS h FROM ({infers})',
+        }
         out = {}
-        for name, column in (
-            ("contract", "contract_hash"),
-            ("prompt", "prompt_hash"),
-            ("model", "model"),
-        ):
+        for name in ("contract", "prompt", "model"):
+            if name == "model":
+                x = 'SELECT side, model AS h, "at" FROM drift_flows WHERE NOT fallback'
+            elif self._time_side is not None:  # time windows: no join needed
+                x = f'SELECT {self._time_side} AS side, h, "at" FROM ({sources[name]})'
+                params |= self._time_params
+            else:
+                x = (
+                    f"SELECT d.side, s.h, d.at FROM ({sources[name]}) s "
+                    "JOIN drift_flows d USING (flow_id)"
+                )
             rows = self.con.execute(
-                f"SELECT {column}, min(\"at\") FROM drift_flows WHERE side = 'current' "
-                f"AND {column} IS NOT NULL AND {column} NOT IN (SELECT {column} FROM "
-                f"drift_flows WHERE side = 'reference' AND {column} IS NOT NULL) "
-                "GROUP BY ALL ORDER BY 2"
+                f"WITH x AS (SELECT * FROM ({x}) WHERE h IS NOT NULL AND side IS NOT NULL) "
+                "SELECT h, min(\"at\") FROM x WHERE side = 'current' AND h NOT IN "
+                "(SELECT h FROM x WHERE side = 'reference') GROUP BY h ORDER BY 2",
+                params if name != "model" else {},
             ).fetchall()
             out[name] = [f"{value} (from {first:%Y-%m-%d %H:%M})" for value, first in rows]
         return out
@@ -299,21 +336,24 @@ class DriftQueries:
         """side -> (values within 5 % of a contract limit, limited values)."""
         if not limits:
             return None
-        values = ", ".join(
-            f"({_literal(a)}, {_literal(f)}, {_num(lo)}, {_num(hi)})" for a, f, lo, hi in limits
-        )
+        numeric = [lim for lim in limits if self.kinds.get(lim[1]) == "numeric"]
+        if not numeric or self.kinds.get(action_field) != "categorical":
+            return {"reference": (0, 0), "current": (0, 0)}
+        parts = []
+        for action, name, lo, hi in numeric:
+            span = (hi - lo) if lo is not None and hi is not None else abs(hi or lo or 0) or 1.0
+            near = []
+            if hi is not None:
+                near.append(f"v >= {hi - 0.05 * span!r}")
+            if lo is not None:
+                near.append(f"v <= {lo + 0.05 * span!r}")
+            parts.append(
+                f"SELECT side, TRY_CAST({_field(name)} AS DOUBLE) AS v, {' OR '.join(near)} AS hug "
+                f"FROM drift_flows WHERE {_field(action_field)} = {_literal(action)}"
+            )
         rows = self.con.execute(
-            f"""
-            WITH l(action, field, lo, hi) AS (VALUES {values}),
-            x AS (SELECT side, lo, hi, TRY_CAST(json_extract(d.decision,
-                    '$."' || l.field || '"') AS DOUBLE) AS v,
-                    coalesce(hi - lo, abs(coalesce(hi, lo)), 1) AS span
-                  FROM drift_flows d JOIN l
-                  ON json_extract_string(d.decision, {_path(action_field)}) = l.action)
-            SELECT side, count_if((hi IS NOT NULL AND v >= hi - 0.05 * span)
-                               OR (lo IS NOT NULL AND v <= lo + 0.05 * span)), count(*)
-            FROM x WHERE v IS NOT NULL GROUP BY side
-            """
+            f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "
+            "WHERE v IS NOT NULL GROUP BY side"
         ).fetchall()
         found = {side: (hits, n) for side, hits, n in rows}
         return {s: found.get(s, (0, 0)) for s in ("reference", "current")}

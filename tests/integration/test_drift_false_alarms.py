@@ -33,6 +33,7 @@ def test_default_thresholds_rarely_fire_on_stable_data(tmp_path):
         queries = DriftQueries(con, ev)
         everything = Selection(end - timedelta(days=60), end, end, end)
         queries.select("refunds.triage", everything, None)
+        queries._time_side = None  # the splits below are not by time: sides come from the table
         con.execute("CREATE TEMP TABLE pool AS SELECT * EXCLUDE (side) FROM drift_flows")
         for i in range(RESAMPLES):
             # a deterministic random split: hash of (flow, resample)

@@ -131,11 +131,48 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
         "latency_ms": round(latency, 3),
     }
     offset = latency
+    met: list[str] = []  # reasons met on the way: the final event lists them all
+    attempts = [1]
+    fallback_route = {"provider": "rules", "model": "fallback.default"}
+    model_route = {"provider": "llama", "model": regime.model}
+
+    def finish(offset: float, decision: dict, status: str, reasons: list[str]) -> list[Any]:
+        reasons = list(dict.fromkeys([*met, *reasons]))
+        route = fallback_route if status == "fallback" else model_route
+        tokens_used = attempts[0] * (regime.prompt_tokens + regime.completion_tokens)
+        record = {
+            "flow_id": flow,
+            "agent": AGENT,
+            "status": status,
+            "decision": decision,
+            "action": decision["action"],
+            "executed": status == "executed",
+            "reasons": reasons,
+            **route,
+            # the flow's own time (model calls + checks), not a reviewer's wait
+            "latency_ms": round(attempts[0] * latency + 25, 3),
+            "tokens": tokens_used,
+        }
+        emit(
+            "final",
+            offset + 5,
+            status=status,
+            reasons=reasons,
+            latency_ms=5.0,
+            data={"record": record},
+            **route,
+        )
+        return events
+
     if rng.random() < regime.retry_rate:
         emit("infer", offset, **tokens, data={"attempt": 0})
         emit("validate", offset, reasons=["schema_invalid"], data={"attempt": 0})
+        met.append("schema_invalid")
+        attempts[0] += 1
         offset += latency
     if rng.random() < regime.fallback_rate:
+        attempts[0] += 2
+        met.extend(["not_json", "retries_exhausted"])
         for attempt in range(3):
             emit("infer", offset, **tokens, data={"attempt": attempt})
             emit("validate", offset, reasons=["not_json"], data={"attempt": attempt})
@@ -147,7 +184,7 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
             model="fallback.default",
             data={"rule": "default", "decision": decision},
         )
-        return _finish(emit, events, offset, decision, "fallback", ["retries_exhausted"])
+        return finish(offset, decision, "fallback", [])
     emit("infer", offset, **tokens, data={"attempt": 0})
     emit("validate", offset, data={"attempt": 0, "decision": decision, "problems": []})
     if confidence < 0.7:
@@ -158,20 +195,14 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
             reasons=["low_confidence"],
             data={"decision": decision},
         )
+        met.append("low_confidence")
         if rng.random() < regime.override_rate:
             emit("review", offset + 6e5, data={"verdict": "reject"})
-            return _finish(
-                emit,
-                events,
-                offset + 6e5,
-                decision,
-                "rejected",
-                ["low_confidence", "rejected_by_reviewer"],
-            )
+            return finish(offset + 6e5, decision, "rejected", ["rejected_by_reviewer"])
         offset += 6e5
     if rng.random() < regime.stale_rate:
         emit("recheck", offset, reasons=["state_changed"], data={"result": "changed"})
-        return _finish(emit, events, offset, decision, "stale", ["state_changed"])
+        return finish(offset, decision, "stale", ["state_changed"])
     emit(
         "execute",
         offset,
@@ -179,30 +210,9 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
     )
     if rng.random() < regime.executor_error_rate:
         emit("execute", offset, reasons=["executor_error"], data={"phase": "failed"})
-        return _finish(emit, events, offset, decision, "aborted", ["executor_error"])
+        return finish(offset, decision, "aborted", ["executor_error"])
     emit("execute", offset + 20, data={"phase": "done", "result": {"ok": True}})
-    return _finish(emit, events, offset + 20, decision, "executed", [])
-
-
-def _finish(
-    emit: Any, events: list[Any], offset: float, decision: dict, status: str, reasons: list[str]
-) -> list[Any]:
-    emit(
-        "final",
-        offset + 5,
-        status=status,
-        reasons=reasons,
-        latency_ms=5.0,
-        data={
-            "record": {
-                "status": status,
-                "decision": decision,
-                "action": decision["action"],
-                "reasons": reasons,
-            }
-        },
-    )
-    return events
+    return finish(offset + 20, decision, "executed", [])
 
 
 def write_month(
