@@ -149,8 +149,9 @@ def _measure_agent(
     now: datetime,
     frozen: tuple[datetime, datetime, int] | None,
 ) -> AgentDrift:
-    selection, since, reference, current = _selection(options, now, frozen)
-    queries.select(agent, selection, since)
+    """One agent's metrics; ``queries.select`` has run for it already."""
+    _, _, reference, current = _selection(options, now, frozen)
+    queries.use(agent)
     bounds = queries.bounds()
     ref_b, cur_b = bounds["reference"], bounds["current"]
     if options.last is not None:  # count windows: their times are what was found
@@ -229,6 +230,9 @@ def measure(
         if not in_traces:
             notes.append("no decisions yet")
         queries = DriftQueries(con, events)
+        if options.frozen_reference is None and chosen:  # one pass for every agent
+            selection, since, _, _ = _selection(options, now, None)
+            queries.select(chosen, selection, since)
         for name in chosen:
             agent = known.get(name)
             frozen = None
@@ -241,6 +245,8 @@ def measure(
                         hint=f"saved: {saved}; create one with `mir drift snapshot {name} "
                         f"{options.frozen_reference}`",
                     )
+                selection, since, _, _ = _selection(options, now, frozen)
+                queries.select([name], selection, since)
             result = _measure_agent(
                 queries, name, agent.contract if agent else None, options, now, frozen
             )
@@ -360,10 +366,13 @@ def snapshot(
             raise UsageError("the trace store is read-only: a reference cannot be saved")
         queries = DriftQueries(con, events)
         if options.last is not None:
-            queries.select(resolved, Selection(current_last=options.last, reference_last=1), None)
+            selection = Selection(current_last=options.last, reference_last=1)
+            queries.select([resolved], selection, None)
+            queries.use(resolved)
         else:
             span = parse_duration(options.window or DEFAULT_REFERENCE, "--window")
-            queries.select(resolved, Selection(now - span, now, now, now), now - span)
+            queries.select([resolved], Selection(now - span, now, now, now), now - span)
+        queries.use(resolved)
         found = queries.bounds()["current"]
         if not found.n or found.first is None or found.last is None:
             raise UsageError(

@@ -54,9 +54,9 @@ MAX_CATEGORIES = 50
 # tokens, cost and model. Flows still pending review are counted once they end. The
 # record is parsed once, into a typed struct (`r`) holding the decision fields found.
 _FLOWS = """
-CREATE OR REPLACE TEMP TABLE drift_flows AS
+CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
-  SELECT flow_id, "at", status, model, cost_usd AS cost, r,
+  SELECT agent, flow_id, "at", status, model, cost_usd AS cost, r,
     r.latency_ms AS latency_ms, r.tokens AS tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
@@ -66,7 +66,7 @@ SELECT * FROM (
     list_contains(reasons, 'executor_error') AS executor_error,
     {side} AS side
   FROM (
-    SELECT flow_id, "at", status, reasons, provider, model, cost_usd,
+    SELECT agent, flow_id, "at", status, reasons, provider, model, cost_usd,
       json_transform(data, $shape).record AS r{rank}
     FROM ({finals})
   )
@@ -120,29 +120,36 @@ class DriftQueries:
         self.agent = ""
         self.since: datetime | None = None
         self.kinds: dict[str, str] = {}
+        self.agents: list[str] = []
+        self.agent_kinds: dict[str, dict[str, str]] = {}
         self._time_side: str | None = None
         self._time_params: dict[str, Any] = {}
+        self._hashes: dict[tuple[str, str], list[str]] | None = None
 
     # -- windows ---------------------------------------------------------------------
 
-    def select(self, agent: str, selection: Selection, since: datetime | None) -> None:
-        """Build ``drift_flows``: the flows of both windows, each with its ``side``."""
-        where = "agent = $agent" + (' AND "at" >= $since' if since is not None else "")
-        params: dict[str, Any] = {"agent": agent}
+    def select(self, agents: Sequence[str], selection: Selection, since: datetime | None) -> None:
+        """Build ``drift_scope``: the flows of both windows of every agent, each with its
+        ``side``, in one pass over the events (then ``use(agent)`` picks one agent)."""
+        where = "list_contains($agents, agent)" + (' AND "at" >= $since' if since else "")
+        params: dict[str, Any] = {"agents": list(agents)}
         if since is not None:
             params["since"] = since
         finals = self.events(f"{where} AND step = 'final'")
-        self.kinds = self._discover(finals, params)
-        decision = {name: _SHAPES[kind] for name, kind in self.kinds.items()}
+        self.agent_kinds = self._discover(finals, params)
+        decision: dict[str, str] = {}
+        for kinds in self.agent_kinds.values():
+            decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
         shape = {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": decision}
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
-            "agent = $agent AND step = 'snapshot'"
+            "list_contains($agents, agent) AND step = 'snapshot'"
             + (' AND "at" >= $since - INTERVAL 1 DAY' if since is not None else "")
         )
         rank = ""
+        times: dict[str, Any] = {}
         if selection.current_last is not None:
-            rank = ', row_number() OVER (ORDER BY "at" DESC, flow_id DESC) AS rn'
+            rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
             params["cur"] = selection.current_last
             if selection.reference_last is not None:
                 side = (
@@ -168,7 +175,6 @@ class DriftQueries:
                 "re": selection.reference_end,
             }
             params |= times
-        self._time_side, self._time_params = (None, {}) if rank else (side, times)
         sql = (
             _FLOWS.replace("{finals}", finals)
             .replace("{not_production}", _NOT_PRODUCTION.replace("{snapshots}", snapshots))
@@ -177,27 +183,40 @@ class DriftQueries:
         )
         params |= {"retryable": RETRYABLE, "shape": json.dumps({"record": shape})}
         self.con.execute(sql, params)
-        self.agent, self.since = agent, since
+        self.agents, self.since = list(agents), since
+        self._time_side, self._time_params = (None, {}) if rank else (side, times)
+        self._hashes = None
 
-    def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, str]:
-        """Decision fields (name -> 'numeric' | 'categorical') in a sample of the decisions."""
+    def use(self, agent: str) -> None:
+        """Point ``drift_flows`` (what every metric reads) at one agent's flows."""
+        self.con.execute(
+            "CREATE OR REPLACE TEMP VIEW drift_flows AS SELECT * FROM drift_scope "
+            f"WHERE agent = {_literal(agent)}"
+        )
+        self.agent = agent
+        self.kinds = self.agent_kinds.get(agent, {})
+
+    def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
         rows = self.con.execute(
-            "SELECT k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
+            "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
             "count(DISTINCT s) AS card, count(*) AS total FROM ("
-            "SELECT k, json_type(d, '$.\"' || k || '\"') AS t, "
+            "SELECT agent, k, json_type(d, '$.\"' || k || '\"') AS t, "
             "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
-            "SELECT d, unnest(json_keys(d)) AS k FROM ("
-            f"SELECT data->'$.record.decision' AS d FROM ({finals}) "
-            "ORDER BY \"at\" DESC LIMIT $sample) WHERE json_type(d) = 'OBJECT')) GROUP BY k",
+            "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
+            "SELECT agent, data->'$.record.decision' AS d FROM ("
+            f"SELECT agent, data FROM ({finals}) "
+            "QUALIFY row_number() OVER (PARTITION BY agent) <= $sample)) "
+            "WHERE json_type(d) = 'OBJECT')) GROUP BY agent, k",
             {**params, "sample": DISCOVERY_SAMPLE},
         ).fetchall()
-        kinds = {}
-        for name, num, cat, card, total in rows:
+        kinds: dict[str, dict[str, str]] = {}
+        for agent, name, num, cat, card, total in rows:
             if num == total:
-                kinds[name] = "numeric"
+                kinds.setdefault(agent, {})[name] = "numeric"
             elif cat == total and card <= MAX_CATEGORIES:
-                kinds[name] = "categorical"
+                kinds.setdefault(agent, {})[name] = "categorical"
         return kinds
 
     def bounds(self) -> dict[str, Bounds]:
@@ -298,37 +317,70 @@ class DriftQueries:
 
     def changes(self) -> dict[str, list[str]]:
         """Hashes (contract, prompt, model) seen in the current window and not before it."""
-        params: dict[str, Any] = {"agent": self.agent}
-        where = "agent = $agent"
-        if self.since is not None:
-            where += ' AND "at" >= $since'
-            params["since"] = self.since
-        snapshots = self.events(f"{where} AND step = 'snapshot'")
-        infers = self.events(f"{where} AND step = 'infer' AND prompt_hash IS NOT NULL")
-        sources = {
-            "contract": f"SELECT flow_id, \"at\", data->>'$.contract_hash' AS h FROM ({snapshots})",
-            "prompt": f'SELECT flow_id, "at", prompt_hash AS h FROM ({infers})',
-        }
+        if self._time_side is not None:  # time windows: every agent at once, no join
+            if self._hashes is None:
+                self._hashes = self._all_changes()
+            return {
+                n: self._hashes.get((self.agent, n), []) for n in ("contract", "prompt", "model")
+            }
         out = {}
         for name in ("contract", "prompt", "model"):
             if name == "model":
                 x = 'SELECT side, model AS h, "at" FROM drift_flows WHERE NOT fallback'
-            elif self._time_side is not None:  # time windows: no join needed
-                x = f'SELECT {self._time_side} AS side, h, "at" FROM ({sources[name]})'
-                params |= self._time_params
             else:
                 x = (
-                    f"SELECT d.side, s.h, d.at FROM ({sources[name]}) s "
+                    f"SELECT d.side, s.h, d.at FROM ({self._hash_source(name, self.agent)}) s "
                     "JOIN drift_flows d USING (flow_id)"
                 )
             rows = self.con.execute(
                 f"WITH x AS (SELECT * FROM ({x}) WHERE h IS NOT NULL AND side IS NOT NULL) "
                 "SELECT h, min(\"at\") FROM x WHERE side = 'current' AND h NOT IN "
                 "(SELECT h FROM x WHERE side = 'reference') GROUP BY h ORDER BY 2",
-                params if name != "model" else {},
+                {"agents": [self.agent], **({"since": self.since} if self.since else {})}
+                if name != "model"
+                else {},
             ).fetchall()
-            out[name] = [f"{value} (from {first:%Y-%m-%d %H:%M})" for value, first in rows]
+            out[name] = [_new(value, first) for value, first in rows]
         return out
+
+    def _hash_source(self, name: str, agent: str | None = None) -> str:
+        where = "list_contains($agents, agent)"
+        if self.since is not None:
+            where += ' AND "at" >= $since'
+        if name == "contract":
+            snapshots = self.events(f"{where} AND step = 'snapshot'")
+            return (
+                f"SELECT agent, flow_id, \"at\", data->>'$.contract_hash' AS h FROM ({snapshots})"
+            )
+        infers = self.events(f"{where} AND step = 'infer' AND prompt_hash IS NOT NULL")
+        return f'SELECT agent, flow_id, "at", prompt_hash AS h FROM ({infers})'
+
+    def _all_changes(self) -> dict[tuple[str, str], list[str]]:
+        assert self._time_side is not None
+        params = {"agents": self.agents, **self._time_params}
+        if self.since is not None:
+            params["since"] = self.since
+        found: dict[tuple[str, str], list[str]] = {}
+        for name in ("contract", "prompt", "model"):
+            if name == "model":
+                x = 'SELECT agent, side, model AS h, "at" FROM drift_scope WHERE NOT fallback'
+                p: dict[str, Any] = {}
+            else:
+                x = (
+                    f'SELECT agent, {self._time_side} AS side, h, "at" '
+                    f"FROM ({self._hash_source(name)})"
+                )
+                p = params
+            rows = self.con.execute(
+                f"WITH x AS (SELECT * FROM ({x}) WHERE h IS NOT NULL AND side IS NOT NULL) "
+                "SELECT agent, h, min(\"at\") FROM x c WHERE side = 'current' AND NOT EXISTS "
+                "(SELECT 1 FROM x r WHERE r.side = 'reference' AND r.agent = c.agent "
+                "AND r.h = c.h) GROUP BY agent, h ORDER BY 3",
+                p,
+            ).fetchall()
+            for agent, value, first in rows:
+                found.setdefault((agent, name), []).append(_new(value, first))
+        return found
 
     def limit_hugging(
         self, action_field: str, limits: Sequence[tuple[str, str, float | None, float | None]]
@@ -357,6 +409,10 @@ class DriftQueries:
         ).fetchall()
         found = {side: (hits, n) for side, hits, n in rows}
         return {s: found.get(s, (0, 0)) for s in ("reference", "current")}
+
+
+def _new(value: str, first: datetime) -> str:
+    return f"{value} (from {first:%Y-%m-%d %H:%M})"
 
 
 def _float(value: Any) -> float | None:

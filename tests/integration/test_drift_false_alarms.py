@@ -32,9 +32,11 @@ def test_default_thresholds_rarely_fire_on_stable_data(tmp_path):
     with TraceStore.for_project(find_project(root)) as traces, traces.analysis() as (con, ev, _):
         queries = DriftQueries(con, ev)
         everything = Selection(end - timedelta(days=60), end, end, end)
-        queries.select("refunds.triage", everything, None)
+        queries.select(["refunds.triage"], everything, None)
+        queries.use("refunds.triage")
         queries._time_side = None  # the splits below are not by time: sides come from the table
         con.execute("CREATE TEMP TABLE pool AS SELECT * EXCLUDE (side) FROM drift_flows")
+        con.execute("DROP VIEW drift_flows")
         for i in range(RESAMPLES):
             # a deterministic random split: hash of (flow, resample)
             con.execute(
