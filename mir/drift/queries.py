@@ -190,7 +190,7 @@ class DriftQueries:
     def use(self, agent: str) -> None:
         """Point ``drift_flows`` (what every metric reads) at one agent's flows."""
         self.con.execute(
-            "CREATE OR REPLACE TEMP VIEW drift_flows AS SELECT * FROM drift_scope "
+            "CREATE OR REPLACE TEMP TABLE drift_flows AS SELECT * FROM drift_scope "
             f"WHERE agent = {_literal(agent)}"
         )
         self.agent = agent
