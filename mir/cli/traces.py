@@ -20,6 +20,9 @@ PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
 AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
+# An eval's flows are kept apart by default: they never executed, and a suite of 40 cases
+# would bury the real decisions an operator lists traces to find.
+SOURCES = ("production", "eval", "all")
 
 
 @contextmanager
@@ -56,16 +59,31 @@ def register(app: typer.Typer) -> None:
             None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
         ),
         limit: int = typer.Option(50, "--limit", min=1, help="At most this many flows."),
+        source: str = typer.Option(
+            "production",
+            "--source",
+            help="production (default: real decisions), eval (`mir eval` runs, which never "
+            "execute) or all.",
+        ),
         as_json: bool = AS_JSON,
         project: Path | None = PROJECT,
     ) -> None:
         """Decision flows, most recently active first."""
+        from mir.errors import UsageError
         from mir.traces import parse_since, resolve_agent
 
+        if source not in SOURCES:
+            raise UsageError(f"--source: unknown source {source!r}", hint="production, eval or all")
         window = parse_since(since) if since else None
         with open_store(project) as store:
             name = resolve_agent(store, agent) if agent is not None else None
-            flows = store.list_flows(agent=name, status=status, since=window, limit=limit)
+            flows = store.list_flows(
+                agent=name,
+                status=status,
+                since=window,
+                limit=limit,
+                source=None if source == "all" else source,
+            )
         if as_json:
             _print_json([flow.model_dump(mode="json") for flow in flows])
         else:
@@ -163,12 +181,13 @@ def render_flows(flows: list[FlowSummary]) -> None:
     table.add_column("updated UTC", no_wrap=True)
     # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id
     shown = 12 if console().is_terminal else None
+    marked = any(flow.source != "production" for flow in flows)
     for flow in flows:
         # every value may come from a trace file or a model: literal, never markup
         table.add_row(
             literal(flow.flow_id[:shown]),
             literal(flow.agent),
-            literal(flow.status),
+            literal(f"{flow.status} ({flow.source})" if marked else flow.status),
             literal(flow.action),
             str(flow.steps),
             literal(flow.model),

@@ -39,6 +39,8 @@ from mir.contracts.eval_suite import (
     EvalSuite,
     FlowStatusName,
     JudgeSettings,
+    Pairwise,
+    Rubric,
     Tier,
 )
 
@@ -64,9 +66,11 @@ __all__ = [
     "IntentDoc",
     "JudgeSettings",
     "Layer",
+    "Pairwise",
     "ParamLimit",
     "Review",
     "Route",
+    "Rubric",
     "Rule",
     "RuleCondition",
     "Scope",

@@ -1,5 +1,6 @@
 """``mir eval``: regression suites for agents that gate CI."""
 
+from mir.evals.calibration import Calibration, calibrate_judge
 from mir.evals.domain import (
     AssertionResult,
     Baseline,
@@ -17,6 +18,7 @@ __all__ = [
     "AssertionResult",
     "Baseline",
     "BaselineRun",
+    "Calibration",
     "CaseRun",
     "CaseSummary",
     "Comparison",
@@ -24,4 +26,5 @@ __all__ = [
     "EvalReport",
     "Gate",
     "SuiteResult",
+    "calibrate_judge",
 ]

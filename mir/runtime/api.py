@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
@@ -19,6 +19,7 @@ from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provid
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
+from mir.runtime.execution import NoLedger
 from mir.runtime.flow import DecisionFlow
 from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
@@ -29,6 +30,14 @@ from mir.runtime.review import read_flow, resume_flow
 from mir.traces import TraceEvent, TraceSettings, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
+Mode = Literal["production", "eval"]
+
+
+class _NeverSuspended:
+    """An eval tests the agent's model even while operations keep it suspended."""
+
+    def is_suspended(self, agent: str) -> bool:
+        return False
 
 
 def _now() -> datetime:
@@ -143,6 +152,16 @@ def _override_routes(parts: AgentParts, provider: str | None) -> AgentParts:
     return replace(parts, contract=new)
 
 
+def _override_model(parts: AgentParts, model: str | None) -> AgentParts:
+    if model is None:
+        return parts
+    routes = [
+        r if r.provider == "rules" else r.model_copy(update={"model": model})
+        for r in parts.contract.routes
+    ]
+    return replace(parts, contract=parts.contract.model_copy(update={"routes": routes}))
+
+
 def load_agent(
     ref: str | Path,
     *,
@@ -150,13 +169,21 @@ def load_agent(
     provider: str | None = None,
     responses: str | Path | None = None,
     traces: TraceSink | None = None,
+    mode: Mode = "production",
+    model: str | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
     ``provider`` overrides the contract's routes: ``scripted`` (with ``responses``, a
     JSONL file of raw outputs), ``rules`` (the fallback only), ``llama`` / ``litellm``
-    (only the routes of that provider).
+    (only the routes of that provider); ``model`` replaces every model route's model.
+
+    ``mode="eval"`` (``mir eval``) runs the whole pipeline but never an executor: the
+    execution ledger is not opened, suspension is ignored, and the snapshot event
+    carries ``source: eval`` so the flow never counts as a production decision.
     """
+    if mode not in ("production", "eval"):
+        raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
     if provider is not None and provider not in PROVIDERS:
         raise UsageError(f"unknown provider {provider!r}", hint=f"one of {', '.join(PROVIDERS)}")
     if provider == "scripted" and responses is None:
@@ -166,14 +193,18 @@ def load_agent(
     proj = _project(project, near)
     contract_path = resolve_contract(str(ref), proj)
     parts = _override_routes(load_parts(contract_path, proj.root), provider)
+    parts = _override_model(parts, model)
     owns = traces is None
     sink = traces if traces is not None else TraceStore.for_project(proj)
+    evaluating = mode == "eval"
     deps = RuntimeDeps(
         traces=sink,
-        ledger=_ledger(proj, sink),
-        states=AgentStateFile(proj.state_dir / "agents.json"),
+        ledger=NoLedger() if evaluating else _ledger(proj, sink),
+        states=_NeverSuspended() if evaluating else AgentStateFile(proj.state_dir / "agents.json"),
         providers=_Providers(proj, provider, Path(responses) if responses else None),
         clock=_now,
+        source="eval" if evaluating else None,
+        dry_run=evaluating,
     )
     return Agent(parts, deps, owns_traces=owns)
 
@@ -201,6 +232,11 @@ def _resume(
                 raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
             if matches:
                 flow_id, events = matches[0], store.flow(matches[0], verify=True)
+        if any(e.step == "snapshot" and e.data.get("source") == "eval" for e in events):
+            raise UsageError(
+                f"flow {flow_id} was run by `mir eval`: an eval's decision never executes",
+                hint="run the agent for real with `mir run agent`",
+            )
         stored = read_flow(flow_id, events)
         stored_path = Path(stored.contract_path)
         if not stored_path.is_absolute():

@@ -35,8 +35,18 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
 
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # {"amount": 10, "amount": 9000}: json keeps the last, a reviewer reading the
+        # file may see the first. Which one the caller meant is ambiguous, so refuse.
+        seen: dict[str, Any] = {}
+        for key, item in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}: which value is meant is ambiguous")
+            seen[key] = item
+        return seen
+
     try:
-        data = json.loads(text, parse_constant=no_constants)
+        data = json.loads(text, parse_constant=no_constants, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",

@@ -35,6 +35,17 @@ def idempotency_key(flow_id: str, step: str, params: Mapping[str, Any]) -> str:
     return sha256_hex([flow_id, step, jsonable(dict(params))])
 
 
+class NoLedger:
+    """The ledger of a dry run (``mir eval``): nothing is claimed, so any use is a bug
+    (the SQLite file is never even opened)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"a dry run touched the execution ledger ({name})")
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass
 class FlowState:
     """What a flow carries from step to step (and what a resumed flow restores)."""
@@ -52,6 +63,7 @@ class FlowState:
     provider: str | None = None
     model: str | None = None
     ttl_seconds: float | None = None  # the contract's TTL when the flow began
+    context_source: str = "none"  # "caller", "loader" or "none": where the world came from
 
 
 @dataclass
@@ -123,6 +135,10 @@ class Tail:
 
     def recheck(self, current_context: Mapping[str, Any] | None) -> ReasonCode | None:
         loader = self.parts.context_loader
+        if self.deps.dry_run and self.state.context_source == "caller":
+            # An eval case's world replaces the loader: it is not asked (it may read
+            # production systems), and the case's world does not change under the flow.
+            loader = None
         if loader is not None:
             try:
                 current_context = loader(dict(self.state.input))
@@ -195,6 +211,14 @@ class Tail:
         action = decision[self.parts.contract.decision.action_field]
         params = self.params(decision)
         key = idempotency_key(self.state.flow_id, EXECUTE_STEP, params)
+        if self.deps.dry_run:
+            # Passed every check and would run here; an eval stops short of the side
+            # effect and of the ledger (nothing was claimed, nothing can be replayed).
+            self.rec.emit(
+                "execute",
+                data={"phase": "skipped", "key": key, "action": action, "params": params},
+            )
+            return self.finish(status_ok, reasons, decision)
         self.rec.emit(
             "execute",
             data={

@@ -84,6 +84,7 @@ def open_flow(
         context=thaw(snap.context),
         state_hash=snap.state_hash,
         started=started,
+        context_source=source,
     )
     tail = Tail(parts, deps, rec, state)
     _snapshot(
@@ -143,6 +144,7 @@ def _snapshot(
             "context": context,
             "context_source": source,
             **extra,
+            **({"source": tail.deps.source} if tail.deps.source else {}),
             "contract": parts.contract_ref,
             "contract_hash": parts.contract_hash,
             "contract_version": parts.contract.version,

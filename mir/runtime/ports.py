@@ -155,3 +155,10 @@ class RuntimeDeps:
     states: AgentStates
     providers: ProviderFactory
     clock: Clock
+    # "eval" (``mir eval``): written into the snapshot event, so such flows never count as
+    # production decisions (drift, ``mir traces list``).
+    source: str | None = None
+    # Run the whole pipeline but never an executor: where it would execute, an ``execute``
+    # event with phase "skipped" is recorded and the flow ends with the status it would
+    # have reached (``record.executed`` stays False). The ledger is never touched.
+    dry_run: bool = False

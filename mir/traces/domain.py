@@ -68,6 +68,9 @@ class FlowSummary(BaseModel):
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     action: str | None = Field(None, description="The proposed action, when a step recorded one.")
+    source: str = Field(
+        "production", description="'production', or who ran it without effect: 'eval'."
+    )
 
 
 class CompactionResult(BaseModel):

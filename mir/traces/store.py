@@ -296,8 +296,10 @@ class TraceStore:
         status: str | None = None,
         since: datetime | None = None,
         limit: int = 50,
+        source: str | None = None,
     ) -> list[FlowSummary]:
-        """Flows, most recently updated first, optionally filtered."""
+        """Flows, most recently updated first, optionally filtered. ``source``: only
+        flows of that source (``production`` = a snapshot without one, ``eval``)."""
         if status is not None and status not in FLOW_STATUSES:
             raise UsageError(
                 f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
@@ -312,6 +314,9 @@ class TraceStore:
         if since is not None:
             outer.append("updated_at >= $since")
             params["since"] = int(since.timestamp() * 1_000_000)
+        if source is not None:
+            outer.append("source = $source")
+            params["source"] = source
         sql = (
             "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
             "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
@@ -321,7 +326,9 @@ class TraceStore:
             "arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model, "
             "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
             f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
-            f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action "
+            f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action, "
+            "coalesce(any_value(json_extract_string(data, '$.source')) "
+            "FILTER (WHERE step = 'snapshot'), 'production') AS source "
             "FROM ({events}) GROUP BY flow_id) "
             f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
         )

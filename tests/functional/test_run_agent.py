@@ -254,6 +254,8 @@ def test_input_from_file_and_stdin(run_mir, app: Path):
         ('{"order_id": ', "--input: invalid JSON at line 1 column 14"),
         ("[1, 2]", "--input: expected a JSON object, got list"),
         ('{"amount": NaN}', "NaN is not valid JSON"),
+        ('{"amount": 10, "amount": 9000}', "duplicate key 'amount'"),
+        ('{"order": {"id": 1, "id": 2}}', "duplicate key 'id'"),
         ("@missing.json", "--input: file not found: missing.json"),
     ],
 )

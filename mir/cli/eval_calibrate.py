@@ -1,0 +1,149 @@
+"""``mir eval calibrate LABELS.jsonl``: measure the judge against human labels.
+
+Registered on the ``mir eval`` group by ``register(group)``. Prints Cohen's kappa, raw
+agreement and the confusion matrix per kind of label (rubric, pairwise) and records the
+result in ``judge-calibration.json`` beside the labels, for ``judge.min_kappa``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from mir.cli.output import console, literal, step_spinner
+
+if TYPE_CHECKING:
+    from mir.evals import Calibration
+
+_PROVIDERS = ("llama", "litellm", "scripted")
+
+
+def register(group: typer.Typer) -> None:
+    @group.command("calibrate")
+    def calibrate_command(
+        labels: Path = typer.Argument(
+            ...,
+            metavar="LABELS.jsonl",
+            help="Human labels, one JSON object a line: input, decision, rubric, label "
+            "(pass|fail); or input, a, b, criteria, label (A|B|tie).",
+        ),
+        suite: Path | None = typer.Option(
+            None, "--suite", help="Take the judge settings from this suite's `judge:` section."
+        ),
+        judge_provider: str | None = typer.Option(
+            None,
+            "--judge-provider",
+            help="llama, litellm or scripted (default: the suite's, "
+            "else the project's [tool.mir.model]).",
+        ),
+        judge_model: str | None = typer.Option(
+            None, "--judge-model", help="llama: 'default' or a .gguf; litellm: a model id."
+        ),
+        judge_api_base: str | None = typer.Option(None, "--judge-api-base"),
+        judge_api_key_env: str | None = typer.Option(
+            None, "--judge-api-key-env", help="Name of the variable holding the key."
+        ),
+        judge_responses: Path | None = typer.Option(
+            None, "--judge-responses", help="scripted: JSONL of the judge's raw outputs."
+        ),
+        no_record: bool = typer.Option(
+            False, "--no-record", help="Do not append to judge-calibration.json."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+        project: str | None = typer.Option(
+            None, "--project", help="Project folder (default: found from the labels file)."
+        ),
+    ) -> None:
+        """Run the judge on human-labelled examples: Cohen's kappa, agreement, confusion."""
+        from mir.errors import UsageError
+        from mir.evals import calibrate_judge
+
+        if judge_provider is not None and judge_provider not in _PROVIDERS:
+            raise UsageError(
+                f"--judge-provider {judge_provider!r} is not a judge provider",
+                hint=f"one of {', '.join(_PROVIDERS)}",
+            )
+        with step_spinner(enabled=not as_json) as show:
+            result = calibrate_judge(
+                labels,
+                suite=suite,
+                project=project,
+                provider=judge_provider,
+                model=judge_model,
+                api_base=judge_api_base,
+                api_key_env=judge_api_key_env,
+                responses=judge_responses,
+                record=not no_record,
+                progress=None if show is None else lambda d, n: show(f"judging {d}/{n}"),
+            )
+        if as_json:
+            sys.stdout.write(json.dumps(_as_json(result), indent=2, ensure_ascii=False) + "\n")
+        else:
+            _print(result)
+
+
+def _as_json(result: Calibration) -> dict[str, Any]:
+    return {
+        "judge_model": result.judge_model,
+        "prompt_hash": result.prompt_hash,
+        "labels": str(result.labels_file),
+        "records_file": None if result.records_file is None else str(result.records_file),
+        "kinds": [
+            {
+                "kind": kind.kind,
+                "n": kind.agreement.n,
+                "kappa": kind.agreement.kappa,
+                "agreement": kind.agreement.agreement,
+                "labels": list(kind.agreement.labels),
+                "matrix": [list(row) for row in kind.agreement.matrix],
+                "position_consistency": kind.position_consistency,
+                "examples": [
+                    {
+                        "line": ex.line,
+                        "label": ex.label,
+                        "verdict": ex.verdict,
+                        "reason": ex.reason,
+                        "position_consistent": ex.position_consistent,
+                    }
+                    for ex in kind.examples
+                ],
+            }
+            for kind in result.kinds
+        ],
+    }
+
+
+def _print(result: Calibration) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console()
+    out.print(
+        Text.assemble(
+            "judge ",
+            literal(result.judge_model),
+            f", prompt {result.prompt_hash}, labels ",
+            literal(str(result.labels_file)),
+        )
+    )
+    for kind in result.kinds:
+        agreed = kind.agreement
+        kappa = "undefined (one label only)" if agreed.kappa is None else f"{agreed.kappa:.3f}"
+        line = f"{kind.kind}: n {agreed.n}, Cohen's kappa {kappa}"
+        line += f", raw agreement {agreed.agreement:.3f}"
+        if kind.position_consistency is not None:
+            line += f", position consistency {kind.position_consistency:.3f}"
+        out.print(line, markup=False)
+        table = Table(title=None, box=None, pad_edge=False)
+        table.add_column("human \\ judge", no_wrap=True)
+        for label in agreed.labels:
+            table.add_column(label, justify="right", no_wrap=True)
+        for label, row in zip(agreed.labels, agreed.matrix, strict=True):
+            table.add_row(literal(label), *(str(count) for count in row))
+        out.print(table)
+    if result.records_file is not None:
+        out.print(Text.assemble("recorded in ", literal(str(result.records_file))))

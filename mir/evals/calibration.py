@@ -1,0 +1,359 @@
+"""Calibrating the judge against human labels (``mir eval calibrate LABELS.jsonl``).
+
+A labels file is JSONL, one human judgement a line, in one of two kinds:
+
+- rubric: ``{"input": {...}, "decision": {...}, "rubric": "...", "label": "pass"|"fail"}``
+- pairwise: ``{"input": {...}, "a": ..., "b": ..., "criteria": "...", "label": "A"|"B"|"tie"}``
+
+The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
+against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
+Each run appends one record per kind to ``judge-calibration.json`` beside the labels
+(a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
+counts only for the judge that made it: the same model and prompt hash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mir.errors import ConfigError
+from mir.evals.kappa import Agreement, agreement
+
+if TYPE_CHECKING:
+    from mir.evals.judging import Judge
+
+Kind = Literal["rubric", "pairwise"]
+KIND_LABELS: dict[str, tuple[str, ...]] = {
+    "rubric": ("pass", "fail"),
+    "pairwise": ("A", "B", "tie"),
+}
+# The judge's column when its flow ended without a verdict: a disagreement, never dropped.
+NO_VERDICT = "no verdict"
+RECORDS_FILE = "judge-calibration.json"
+
+
+class _Label(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str | None = Field(None, description="Optional name of the example, for the report.")
+    input: dict[str, Any]
+    context: dict[str, Any] | None = Field(None, description="The world, when it matters.")
+
+
+class RubricLabel(_Label):
+    decision: Any = Field(description="The answer graded (a decision, or one field of it).")
+    rubric: str = Field(min_length=1)
+    label: Literal["pass", "fail"]
+
+    kind: ClassVar[Kind] = "rubric"
+
+
+class PairwiseLabel(_Label):
+    a: Any
+    b: Any
+    criteria: str = Field(min_length=1)
+    label: Literal["A", "B", "tie"]
+
+    kind: ClassVar[Kind] = "pairwise"
+
+
+class Confusion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    labels: list[str] = Field(description="Row = human label, column = judge's verdict.")
+    matrix: list[list[int]]
+
+
+class CalibrationRecord(BaseModel):
+    """One calibration of one judge on one kind of labels (a line of the records file)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    judge_model: str = Field(description="'llama:default', 'litellm:<id>', 'scripted'.")
+    prompt_hash: str
+    kind: Kind
+    kappa: float | None = Field(description="Cohen's kappa; null when undefined.")
+    agreement: float
+    n: int
+    labels: str = Field(description="The labels file, relative to the records file.")
+    at: datetime
+    confusion: Confusion | None = None
+    position_consistency: float | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One labelled example and what the judge said."""
+
+    line: int
+    kind: Kind
+    label: str
+    verdict: str  # the judge's verdict, or NO_VERDICT
+    reason: str
+    position_consistent: bool | None = None
+
+
+@dataclass(frozen=True)
+class KindResult:
+    kind: Kind
+    agreement: Agreement
+    examples: tuple[Judged, ...]
+    position_consistency: float | None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    labels_file: Path
+    judge_model: str
+    prompt_hash: str
+    kinds: tuple[KindResult, ...]
+    records_file: Path | None
+
+
+def read_labels(path: Path) -> list[RubricLabel | PairwiseLabel]:
+    """Every labelled example; a missing file, a bad line or an unknown label is one
+    ConfigError naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            "labels file not found",
+            where=str(path),
+            hint="write one JSON object a line: input, decision, rubric, label (pass|fail)",
+        ) from exc
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise ConfigError("labels file is not a UTF-8 text file", where=str(path)) from exc
+    examples: list[RubricLabel | PairwiseLabel] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"not JSON: {exc.msg}", where=where, hint=_FORMAT_HINT) from exc
+        examples.append(_example(raw, where))
+    if not examples:
+        raise ConfigError("labels file has no examples", where=str(path))
+    return examples
+
+
+def _example(raw: Any, where: str) -> RubricLabel | PairwiseLabel:
+    if not isinstance(raw, dict):
+        raise ConfigError("a line must be a JSON object", where=where)
+    model: type[RubricLabel | PairwiseLabel] = PairwiseLabel if "criteria" in raw else RubricLabel
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "line"
+        allowed = " | ".join(KIND_LABELS["pairwise" if model is PairwiseLabel else "rubric"])
+        hint = f"label is one of {allowed}" if field == "label" else _FORMAT_HINT
+        raise ConfigError(f"{field}: {error['msg']}", where=where, hint=hint) from exc
+
+
+_FORMAT_HINT = (
+    'a rubric line: {"input", "decision", "rubric", "label": "pass"|"fail"}; '
+    'a pairwise line: {"input", "a", "b", "criteria", "label": "A"|"B"|"tie"}'
+)
+
+
+def calibrate_judge(
+    labels_file: Path,
+    *,
+    suite: Path | None = None,
+    project: str | Path | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
+    responses: Path | None = None,
+    record: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """``mir eval calibrate``: the judge of ``suite`` (or the project's default judge),
+    with the given settings on top, calibrated on ``labels_file``.
+
+    Use the same judge settings as the suite that gates on it: a calibration counts only
+    for the model and prompt hash that made it.
+    """
+    from mir.contracts import JudgeSettings, load_eval_suite
+    from mir.evals.judging import open_judge
+    from mir.project import find_project
+
+    labels_file = labels_file.resolve()
+    read_labels(labels_file)  # a bad labels file fails before any model is loaded
+    settings = JudgeSettings()
+    if suite is not None:
+        settings = load_eval_suite(suite).judge
+        if settings.responses is not None:  # relative to the suite, which may live elsewhere
+            settings = settings.model_copy(
+                update={"responses": str(suite.resolve().parent / settings.responses)}
+            )
+    given = {
+        "provider": provider,
+        "model": model,
+        "api_base": api_base,
+        "api_key_env": api_key_env,
+        "responses": None if responses is None else str(responses.resolve()),
+    }
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
+    where = Path(project) if project is not None else labels_file.parent
+    with open_judge(settings, suite_dir=labels_file.parent, project=find_project(where)) as judge:
+        return calibrate(labels_file, judge, record=record, progress=progress)
+
+
+def calibrate(
+    labels_file: Path,
+    judge: Judge,
+    *,
+    record: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """Run ``judge`` on every labelled example of ``labels_file``; with ``record``, append
+    the result of each kind to ``judge-calibration.json`` beside it."""
+    examples = read_labels(labels_file)
+    judged: list[Judged] = []
+    for done, (number, example) in enumerate(_numbered(labels_file, examples), start=1):
+        judged.append(_judge(judge, number, example))
+        if progress is not None:
+            progress(done, len(examples))
+    kinds = tuple(
+        _kind_result(kind, [j for j in judged if j.kind == kind])
+        for kind in ("rubric", "pairwise")
+        if any(j.kind == kind for j in judged)
+    )
+    identity = judge.identity
+    records_file = labels_file.parent / RECORDS_FILE if record else None
+    if records_file is not None:
+        at = datetime.now(UTC)
+        append_calibrations(
+            records_file,
+            [
+                CalibrationRecord(
+                    judge_model=identity.model_label,
+                    prompt_hash=identity.prompt_hash,
+                    kind=result.kind,
+                    kappa=result.agreement.kappa,
+                    agreement=result.agreement.agreement,
+                    n=result.agreement.n,
+                    labels=labels_file.name,
+                    at=at,
+                    confusion=Confusion(
+                        labels=list(result.agreement.labels),
+                        matrix=[list(row) for row in result.agreement.matrix],
+                    ),
+                    position_consistency=result.position_consistency,
+                )
+                for result in kinds
+            ],
+        )
+    return Calibration(
+        labels_file=labels_file,
+        judge_model=identity.model_label,
+        prompt_hash=identity.prompt_hash,
+        kinds=kinds,
+        records_file=records_file,
+    )
+
+
+def _numbered(
+    path: Path, examples: Sequence[RubricLabel | PairwiseLabel]
+) -> list[tuple[int, RubricLabel | PairwiseLabel]]:
+    """Each example with its line number (blank lines are skipped when reading)."""
+    lines = [
+        n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()
+    ]
+    return list(zip(lines, examples, strict=True))
+
+
+def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> Judged:
+    if isinstance(example, RubricLabel):
+        graded = judge.grade_answer(
+            example.rubric, example.input, example.decision, context=example.context
+        )
+        return Judged(
+            line=number,
+            kind="rubric",
+            label=example.label,
+            verdict=graded.verdict or NO_VERDICT,
+            reason=graded.reason or graded.problem or "",
+        )
+    pair = judge.compare_answers(
+        example.criteria, example.input, example.a, example.b, context=example.context
+    )
+    verdict = {"win": "A", "loss": "B", "tie": "tie"}.get(pair.outcome or "", NO_VERDICT)
+    return Judged(
+        line=number,
+        kind="pairwise",
+        label=example.label,
+        verdict=verdict,
+        reason=pair.problem or f"as A: {pair.reasons[0]} | as B: {pair.reasons[1]}",
+        position_consistent=pair.consistent,
+    )
+
+
+def _kind_result(kind: Kind, judged: list[Judged]) -> KindResult:
+    result = agreement(
+        [j.label for j in judged], [j.verdict for j in judged], labels=KIND_LABELS[kind]
+    )
+    consistency = None
+    if kind == "pairwise":
+        answered = [j.position_consistent for j in judged if j.position_consistent is not None]
+        consistency = sum(answered) / len(answered) if answered else None
+    return KindResult(kind, result, tuple(judged), consistency)
+
+
+# ---------------------------------------------------------------------- the records file
+def read_calibrations(path: Path) -> list[CalibrationRecord]:
+    """The records in ``path`` (oldest first); none when the file does not exist."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"calibration records unreadable: {exc}", where=str(path)) from exc
+    if not isinstance(raw, list):
+        raise ConfigError("calibration records must be a JSON list", where=str(path))
+    try:
+        return [CalibrationRecord.model_validate(item) for item in raw]
+    except ValidationError as exc:
+        raise ConfigError(
+            f"calibration records malformed: {exc.errors()[0]['msg']}", where=str(path)
+        ) from exc
+
+
+def latest_calibrations(
+    records: Sequence[CalibrationRecord], judge_model: str, prompt_hash: str
+) -> list[CalibrationRecord]:
+    """The newest record of each kind for this judge (same model and prompt hash)."""
+    latest: dict[str, CalibrationRecord] = {}
+    for record in records:
+        if record.judge_model == judge_model and record.prompt_hash == prompt_hash:
+            latest[record.kind] = record  # the list is oldest first: the last one wins
+    return list(latest.values())
+
+
+def append_calibrations(path: Path, new: Sequence[CalibrationRecord]) -> None:
+    """Append ``new`` to the list in ``path``, replacing the file atomically (a crash
+    leaves the old list or the new one, never half of it)."""
+    records = [*read_calibrations(path), *new]
+    text = json.dumps([r.model_dump(mode="json") for r in records], indent=2) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

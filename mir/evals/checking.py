@@ -1,0 +1,212 @@
+"""Checking a suite against the agent's contract before any model call.
+
+A suite that asserts on a field the decision cannot have, an action the contract does
+not define or a pattern that does not compile would fail every run, and only after
+paying for the model calls. ``check_suite`` finds all of them at once, each as one line
+``<file>:<line>: cases[<i>] (<id>).assert[<j>]: <what>; <how to fix>`` (the line of the
+assertion's field, or of the ``expect`` key for the shorthand). A case input the
+contract's input schema refuses is not flagged: it is how a suite tests
+``rejected / input_invalid``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from mir.contracts import EvalSuite, FlowStatusName, field_line
+from mir.evals.assertions import DecisionParts, expand
+from mir.evals.decision_paths import SchemaField, Unresolved, json_equal, json_type, resolve_path
+from mir.runtime import ReasonCode
+
+_STATUSES: tuple[str, ...] = FlowStatusName.__args__  # type: ignore[attr-defined]
+_REASONS = tuple(code.value for code in ReasonCode)
+_TEXT_LIKE = {"string", "array", "object"}
+
+
+def check_suite(suite: EvalSuite, *, suite_path: Path, parts: DecisionParts) -> list[str]:
+    """Every problem of the suite against the agent, as ``file:line: ...`` lines."""
+    checker = _Checker(suite_path, parts)
+    out: list[str] = []
+    for i, case in enumerate(suite.cases):
+        shorthand = list(case.expect)
+        for j, assertion in enumerate(expand(case)):
+            in_expect = j < len(shorthand)
+            if in_expect:  # the problem is the key's: report the key's line
+                label = f"cases[{i}] ({case.id}).expect.{shorthand[j]}"
+                loc: tuple[Any, ...] = ("cases", i, "expect", shorthand[j])
+            else:
+                k = j - len(shorthand)
+                label, loc = f"cases[{i}] ({case.id}).assert[{k}]", ("cases", i, "assert", k)
+            for field, problem in checker.problems(assertion):
+                line = checker.line(loc if in_expect else (*loc, field))
+                out.append(f"{checker.file}:{line}: {label}: {problem}")
+    return out
+
+
+class _Checker:
+    def __init__(self, suite_path: Path, parts: DecisionParts):
+        self.path = suite_path
+        self.file = str(suite_path)
+        self.contract = parts.contract
+        self.schema = parts.decision_schema
+        self.actions = sorted(self.contract.actions)
+        self._lines: dict[tuple[Any, ...], int | None] = {}
+
+    def line(self, loc: tuple[Any, ...]) -> int:
+        if loc not in self._lines:
+            self._lines[loc] = field_line(self.path, loc)
+        return self._lines[loc] or 1
+
+    def problems(self, assertion: Any) -> Iterator[tuple[str, str]]:
+        """(field of the assertion, "what; fix") for each problem."""
+        kind = assertion.type
+        path = getattr(assertion, "path", None)
+        if kind == "status":
+            yield from self._status(assertion.value)
+            return
+        if kind == "reason":
+            yield from self._reason(assertion.value)
+            return
+        if kind == "route":
+            yield from self._route(assertion.value)
+            return
+        if kind == "regex":
+            yield from self._regex(assertion.pattern)
+        if kind == "pairwise":
+            yield from self._reference(assertion.reference)
+        if not isinstance(path, str):
+            return
+        if not path:
+            yield "path", "an empty field path; name a decision field, e.g. 'action'"
+            return
+        found = resolve_path(self.schema, path)
+        if isinstance(found, Unresolved):
+            yield "path", self._unknown_path(path, found)
+            return
+        yield from self._fits(assertion, path, found)
+
+    # ------------------------------------------------------------------ per type
+    def _status(self, value: Any) -> Iterator[tuple[str, str]]:
+        for item in value if isinstance(value, list) else [value]:
+            if item not in _STATUSES:
+                yield "value", _unknown("status", item, _STATUSES)
+
+    def _reason(self, value: Any) -> Iterator[tuple[str, str]]:
+        if value not in _REASONS:
+            yield "value", _unknown("reason code", value, _REASONS)
+
+    def _route(self, value: Any) -> Iterator[tuple[str, str]]:
+        routes = self.contract.routes
+        known = [r.name for r in routes if r.name] + [r.provider for r in routes]
+        if self.contract.fallback.rules or self.contract.fallback.default:
+            known.append("rules")  # the fallback rules deciding count as the 'rules' route
+        known = list(dict.fromkeys(known))
+        if value not in known:
+            yield "value", _unknown("route", value, known, where="in the contract")
+
+    def _regex(self, pattern: str) -> Iterator[tuple[str, str]]:
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            yield "pattern", f"invalid regex {pattern!r}: {exc}; fix the pattern (Python syntax)"
+
+    def _reference(self, reference: Any) -> Iterator[tuple[str, str]]:
+        if not isinstance(reference, dict):
+            return
+        field = self.contract.decision.action_field
+        if field in reference and reference[field] not in self.contract.actions:
+            yield "reference", self._unknown_action(reference[field])
+
+    def _fits(self, assertion: Any, path: str, found: SchemaField) -> Iterator[tuple[str, str]]:
+        kind = assertion.type
+        values: list[Any] = []
+        if kind == "equals":
+            values = [assertion.value]
+        elif kind == "one_of":
+            values = list(assertion.values)
+        if path == self.contract.decision.action_field:
+            for value in values:
+                if not isinstance(value, str) or value not in self.contract.actions:
+                    yield _value_field(kind), self._unknown_action(value)
+            return
+        if found.values is not None:
+            allowed = found.values
+            for value in values:
+                if not any(json_equal(value, v) for v in allowed):
+                    shown = ", ".join(repr(v) for v in allowed[:10])
+                    yield (
+                        _value_field(kind),
+                        f"{value!r} is not a value {path!r} can take; use one of {shown}",
+                    )
+        types = found.types
+        if types is None:
+            return
+        described = _types(types)
+        if kind == "range" and not types & {"number", "integer"}:
+            yield "path", f"range on {path!r}, which is {described}; range needs a number field"
+        elif kind == "contains" and not types & _TEXT_LIKE:
+            yield (
+                "path",
+                f"contains on {path!r}, which is {described}; contains needs a text or list field",
+            )
+        elif kind == "regex" and "string" not in types:
+            yield "path", f"regex on {path!r}, which is {described}; regex needs a text field"
+        for value in values:
+            if json_type(value) not in types and not _fits_type(value, types):
+                own = _types(frozenset({json_type(value)}))
+                yield (
+                    _value_field(kind),
+                    f"{value!r} is {own} but {path!r} is {described}; use a value of its type",
+                )
+
+    # ------------------------------------------------------------------ messages
+    def _unknown_path(self, path: str, found: Unresolved) -> str:
+        parent, _, leaf = found.at.rpartition(".")
+        head = f"{path!r} is not in the decision schema"
+        if parent:
+            head += f" ({parent!r} has no field {leaf!r})"
+        close = difflib.get_close_matches(leaf, found.known, n=1)
+        fields = ", ".join(found.known)
+        if close:
+            suggestion = f"{parent}.{close[0]}" if parent else close[0]
+            return f"{head}; did you mean {suggestion!r}? (fields: {fields})"
+        if fields:
+            return f"{head}; use one of its fields: {fields}"
+        return f"{head}; assert on {parent!r} itself" if parent else head
+
+    def _unknown_action(self, value: Any) -> str:
+        return _unknown("action", value, self.actions, where="in the contract")
+
+
+def _value_field(kind: str) -> str:
+    return "values" if kind == "one_of" else "value"
+
+
+def _fits_type(value: Any, types: frozenset[str]) -> bool:
+    # every integer is a number (a number field accepts 3; decision_paths already lets
+    # an integer field accept 3.0)
+    return json_type(value) == "integer" and "number" in types
+
+
+def _types(types: frozenset[str]) -> str:
+    names = sorted(t for t in types if not (t == "number" and "integer" in types))
+    if not names:
+        return "never set"
+    return " or ".join(f"a {n}" if n[0] not in "aeiou" else f"an {n}" for n in names)
+
+
+def _unknown(what: str, value: Any, known: Sequence[str], *, where: str = "") -> str:
+    kinds = f"{what}es" if what.endswith("s") else f"{what}s"
+    place = f"{kinds} {where}" if where else kinds
+    head = f"unknown {what} {value!r}"
+    close = difflib.get_close_matches(value, known, n=1) if isinstance(value, str) else []
+    listing = ", ".join(known)
+    if close and len(known) > 10:  # a long list buries the suggestion
+        return f"{head}; did you mean {close[0]!r}?"
+    if close:
+        return f"{head}; did you mean {close[0]!r}? ({place}: {listing})"
+    return f"{head}; use one of the {place}: {listing}"

@@ -1,0 +1,427 @@
+"""The built-in judge for judge-tier assertions: rubric grading and position-swapped
+pairwise comparison, run through the runtime like any agent.
+
+The judge is two agents of the capability ``capabilities/judge`` (shipped in the wheel
+as ``mir/_capabilities/judge``), loaded by path: ``grade`` and ``compare``. Their flows
+go to the user's project trace store under the names ``judge.grade`` / ``judge.compare``.
+The suite's ``judge:`` settings (or the project's ``[tool.mir.model]``) pick one route for
+both, so one llama model load (or one scripted file, consumed in call order) serves them.
+
+A pairwise comparison is asked twice, positions swapped; when the two answers disagree
+on who wins, the outcome is a tie and ``position_consistent`` is False. Whether judge
+assertions gate is ``Judge.gating()``: only when the suite's ``judge.min_kappa`` is met by
+the latest calibration of this judge's model and prompt hash (``mir eval calibrate``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from mir.contracts import EvalCase, JudgeSettings, Pairwise, Route, Rubric, load_contract
+from mir.errors import ConfigError
+from mir.evals.calibration import latest_calibrations, read_calibrations
+from mir.evals.domain import AssertionResult
+from mir.inference import ModelSettings
+from mir.project import Project
+
+if TYPE_CHECKING:
+    from mir.runtime import Agent, DecisionRecord
+
+Outcome = Literal["win", "tie", "loss"]
+# What the candidate scores for each pairwise outcome (reported, never gated on).
+OUTCOME_SCORE: dict[str, float] = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+
+
+def judge_home() -> Path:
+    """``capabilities/judge``: ``mir/_capabilities/judge`` in an installed wheel, else the
+    repository's own folder (a source checkout or an editable install)."""
+    package = Path(__file__).resolve().parent.parent  # the ``mir`` package
+    shipped = package / "_capabilities" / "judge"
+    return shipped if shipped.is_dir() else package.parent / "capabilities" / "judge"
+
+
+def judge_prompt_hash(home: Path | None = None) -> str:
+    """Hash of everything that shapes the judge's answers: both contracts, both prompt
+    templates and the decision schemas. A calibration counts only for this hash."""
+    home = home or judge_home()
+    digest = hashlib.sha256()
+    files = [*sorted((home / "agents").glob("*.yaml")), *sorted((home / "agents").glob("*.j2"))]
+    for file in [*files, home / "domain.py"]:
+        digest.update(file.relative_to(home).as_posix().encode())
+        # newline-normalised: a checkout with CRLF endings is the same judge
+        digest.update(file.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class JudgeIdentity:
+    """Which judge this is, for calibration records: model and prompt hash."""
+
+    provider: str
+    model: str
+    prompt_hash: str
+
+    @property
+    def model_label(self) -> str:
+        """``llama:default``, ``litellm:openai/gpt-4o-mini``, ``scripted``."""
+        return self.provider if self.provider == "scripted" else f"{self.provider}:{self.model}"
+
+
+@dataclass(frozen=True)
+class GradeOutcome:
+    """One rubric grading: the verdict, or why there is none (``problem``)."""
+
+    verdict: str | None
+    score: float | None
+    reason: str | None
+    flow_id: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """A pairwise comparison asked in both orders, from the candidate's side."""
+
+    outcome: Outcome | None  # after the swap rule: a flip is a tie
+    consistent: bool | None  # both orders named the same winner
+    first: str | None  # verdict with the candidate as A
+    second: str | None  # verdict with the candidate as B
+    reasons: tuple[str, str]
+    flow_ids: tuple[str, str]
+    problem: str | None = None
+
+
+def judge_route(
+    settings: JudgeSettings,
+    *,
+    suite_dir: Path,
+    model_settings: ModelSettings,
+    provider: str | None = None,
+    max_tokens: int = 640,
+) -> Route:
+    """The one route both judge agents use. Explicit ``judge:`` settings win; a
+    ``responses`` file alone means scripted; then the project's ``[tool.mir.model]``.
+
+    The run's ``provider`` (``mir eval --provider``) picks the agent's model, not the
+    judge's: a judge stays the same judge whatever model is under test, so its
+    calibration still holds. Only a scripted run (offline replay) makes a judge without
+    a provider of its own scripted too, which then needs ``judge.responses``. Decoding
+    settings (temperature, ``max_tokens``) stay the judge contract's."""
+    chosen = settings.provider
+    if chosen is None and provider == "scripted":
+        chosen = provider
+    if chosen is None:
+        chosen = "scripted" if settings.responses else model_settings.provider
+    responses = None
+    if settings.responses is not None:
+        responses = Path(settings.responses).expanduser()
+        responses = responses if responses.is_absolute() else suite_dir / responses
+    if chosen == "scripted" and responses is None:
+        raise ConfigError(
+            "the judge runs scripted but the suite names no judge responses",
+            hint="set judge.responses to a JSONL file of the judge's raw outputs "
+            "(relative to the suite), or judge.provider to llama or litellm",
+        )
+    same = model_settings.provider == chosen
+    model = settings.model or (model_settings.model if same else None)
+    if chosen == "llama":
+        model = model or "default"
+    if chosen == "litellm" and not model:
+        raise ConfigError(
+            "the judge runs on litellm but names no model",
+            hint="set judge.model, e.g. 'openai/gpt-4o-mini'",
+        )
+    return Route(
+        name="judge",
+        provider=chosen,  # type: ignore[arg-type]
+        model=model if chosen != "scripted" else None,
+        api_base=settings.api_base or (model_settings.api_base if same else None),
+        api_key_env=settings.api_key_env or (model_settings.api_key_env if same else None),
+        temperature=0.0,  # the same answer for the same question: a judge must be repeatable
+        max_tokens=max_tokens,
+        responses=str(responses) if responses is not None else None,
+    )
+
+
+class Judge:
+    """The judge of one suite (or one calibration run). Loads its agents on first use."""
+
+    def __init__(
+        self,
+        route: Route,
+        *,
+        project: Project,
+        settings: JudgeSettings,
+        suite_dir: Path,
+        traces: Any = None,
+        home: Path | None = None,
+    ) -> None:
+        self.route = route
+        self.settings = settings
+        self.suite_dir = suite_dir
+        self.home = home or judge_home()
+        self.project = project
+        replayed = route.provider == "scripted" or route.responses is not None
+        self.identity = JudgeIdentity(
+            provider="scripted" if replayed else route.provider,
+            model=route.model or "",
+            prompt_hash=judge_prompt_hash(self.home),
+        )
+        self._traces = traces
+        self._owns_traces = traces is None
+        self._agents: dict[str, Agent] = {}
+        self._gating: tuple[bool, str | None] | None = None
+
+    # ------------------------------------------------------------------ assertions
+    def grade(
+        self, assertion: Rubric, case: EvalCase, decision: dict[str, Any] | None
+    ) -> AssertionResult:
+        """A rubric assertion: passed when the judge's score reaches ``min_score``."""
+        base = {
+            "type": "rubric",
+            "tier": "judge",
+            "path": assertion.path,
+            "gating": assertion.gate and self.gating()[0],
+            "expected": f"score >= {assertion.min_score:g}",
+        }
+        if decision is None:
+            return AssertionResult(**base, passed=None, message="no decision to grade")
+        found, answer = _at_path(decision, assertion.path)
+        if not found:
+            return AssertionResult(
+                **base, passed=None, message=f"no field {assertion.path!r} in the decision"
+            )
+        graded = self.grade_answer(assertion.rubric, case.input, answer, context=case.context)
+        if graded.problem is not None:
+            return AssertionResult(**base, passed=None, message=graded.problem)
+        assert graded.score is not None
+        passed = graded.score >= assertion.min_score
+        return AssertionResult(
+            **base,
+            passed=passed,
+            actual=graded.score,
+            score=graded.score,
+            reason=graded.reason,
+            message="" if passed else f"judge score {graded.score:g} < {assertion.min_score:g}",
+        )
+
+    def compare(
+        self,
+        assertion: Pairwise,
+        case: EvalCase,
+        decision: dict[str, Any] | None,
+        reference: dict[str, Any] | None,
+    ) -> AssertionResult:
+        """A pairwise assertion: the candidate's outcome (win / tie / loss after the swap
+        rule) must be one the assertion accepts. ``reference`` is the baseline's decision
+        for ``against: baseline``; the assertion's own reference otherwise."""
+        reference = reference if reference is not None else assertion.reference
+        base = {
+            "type": "pairwise",
+            "tier": "judge",
+            "gating": assertion.gate and self.gating()[0],
+            "expected": " or ".join(assertion.accept),
+        }
+        if decision is None:
+            return AssertionResult(**base, passed=None, message="no decision to compare")
+        if reference is None:
+            return AssertionResult(
+                **base, passed=None, message="no baseline decision of this case to compare with"
+            )
+        pair = self.compare_answers(
+            assertion.criteria, case.input, decision, reference, context=case.context
+        )
+        if pair.problem is not None or pair.outcome is None:
+            return AssertionResult(**base, passed=None, message=pair.problem or "no verdict")
+        passed = pair.outcome in assertion.accept
+        flip = "" if pair.consistent else " (the verdict flipped with the positions: a tie)"
+        return AssertionResult(
+            **base,
+            passed=passed,
+            actual=pair.outcome,
+            score=OUTCOME_SCORE[pair.outcome],
+            reason=f"as A: {pair.reasons[0]} | as B: {pair.reasons[1]}",
+            position_consistent=pair.consistent,
+            message="" if passed else f"the candidate's outcome is {pair.outcome}{flip}",
+        )
+
+    def gating(self) -> tuple[bool, str | None]:
+        """Whether judge assertions gate: always without ``min_kappa``; with it, only when
+        the latest calibration of this model + prompt hash reached it (every kind
+        calibrated: rubric and pairwise each count). Read once per judge."""
+        if self._gating is None:
+            self._gating = self._read_gating()
+        return self._gating
+
+    def _read_gating(self) -> tuple[bool, str | None]:
+        minimum = self.settings.min_kappa
+        if minimum is None:
+            return True, None
+        path = self.suite_dir / self.settings.calibration
+        who = f"model {self.identity.model_label}, prompt {self.identity.prompt_hash}"
+        how = f"run `mir eval calibrate LABELS.jsonl` (records go to {path.name} beside it)"
+        try:
+            records = read_calibrations(path)
+        except ConfigError as exc:
+            return False, f"judge not calibrated: {exc}; {how}"
+        latest = latest_calibrations(records, self.identity.model_label, self.identity.prompt_hash)
+        if not latest:
+            return False, f"judge not calibrated: no calibration of {who} in {path}; {how}"
+        for record in latest:
+            if record.kappa is None or record.kappa < minimum:
+                kappa = "undefined" if record.kappa is None else f"{record.kappa:.2f}"
+                return False, (
+                    f"judge not calibrated: {record.kind} kappa {kappa} < min_kappa "
+                    f"{minimum:g} ({who}); {how}"
+                )
+        return True, None
+
+    # ------------------------------------------------------------------ raw judgements
+    def grade_answer(
+        self,
+        rubric: str,
+        input: Mapping[str, Any],
+        answer: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> GradeOutcome:
+        """The grade agent on one answer (``context``: the world the answer was given in)."""
+        asked = {"rubric": rubric, "input": dict(input), "answer": answer}
+        record = self._agent("grade").decide(_with_context(asked, context))
+        decision = _verdict_of(record)
+        if isinstance(decision, str):
+            return GradeOutcome(None, None, None, record.flow_id, problem=decision)
+        return GradeOutcome(
+            verdict=str(decision["verdict"]),
+            score=float(decision["score"]),
+            reason=str(decision.get("reason", "")),
+            flow_id=record.flow_id,
+        )
+
+    def compare_answers(
+        self,
+        criteria: str,
+        input: Mapping[str, Any],
+        candidate: Any,
+        reference: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> PairOutcome:
+        """Asked with the candidate as A, then as B. Agreeing answers give the outcome;
+        answers that name different winners are a tie, and not position consistent."""
+        agent, asked = self._agent("compare"), {"criteria": criteria, "input": dict(input)}
+        one = agent.decide(_with_context({**asked, "a": candidate, "b": reference}, context))
+        two = agent.decide(_with_context({**asked, "a": reference, "b": candidate}, context))
+        flows = (one.flow_id, two.flow_id)
+        first, second = _verdict_of(one), _verdict_of(two)
+        for got in (first, second):
+            if isinstance(got, str):
+                return PairOutcome(None, None, None, None, ("", ""), flows, problem=got)
+        assert isinstance(first, dict) and isinstance(second, dict)
+        as_a: Outcome = {"A": "win", "B": "loss"}.get(first["verdict"], "tie")  # type: ignore[assignment]
+        as_b: Outcome = {"B": "win", "A": "loss"}.get(second["verdict"], "tie")  # type: ignore[assignment]
+        consistent = as_a == as_b
+        return PairOutcome(
+            outcome=as_a if consistent else "tie",
+            consistent=consistent,
+            first=str(first["verdict"]),
+            second=str(second["verdict"]),
+            reasons=(str(first.get("reason", "")), str(second.get("reason", ""))),
+            flow_ids=flows,
+        )
+
+    # ------------------------------------------------------------------ agents
+    def _agent(self, name: str) -> Agent:
+        if name not in self._agents:
+            self._agents[name] = self._load(name)
+        return self._agents[name]
+
+    def _load(self, name: str) -> Agent:
+        from mir.runtime import Agent, load_agent  # the runtime is needed only to judge
+
+        if self._traces is None:
+            from mir.traces import TraceStore
+
+            self._traces = TraceStore.for_project(self.project)
+        loaded = load_agent(
+            self.home / "agents" / f"{name}.yaml", project=self.project.root, traces=self._traces
+        )
+        deps = loaded.deps
+        if self._agents:
+            # the first agent's store, ledger and providers serve both: one llama load,
+            # one scripted queue consumed in call order
+            deps = next(iter(self._agents.values())).deps
+            loaded.close()
+        contract = loaded.parts.contract.model_copy(update={"routes": [self.route]})
+        return Agent(replace(loaded.parts, contract=contract), deps)
+
+    def close(self) -> None:
+        closed: set[int] = set()
+        for agent in self._agents.values():
+            if id(agent.deps.ledger) not in closed:
+                closed.add(id(agent.deps.ledger))
+                agent.close()
+        self._agents.clear()
+        if self._owns_traces and self._traces is not None:
+            self._traces.close()
+            self._traces = None
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_judge(
+    settings: JudgeSettings,
+    *,
+    suite_dir: Path,
+    project: Project,
+    traces: Any = None,
+    provider: str | None = None,
+) -> Judge:
+    """The judge a suite's ``judge:`` settings describe (see ``judge_route``).
+
+    ``traces``: a trace sink to share (the runner's); default: the project's store,
+    opened on the first judgement and closed by ``Judge.close``.
+    """
+    own = load_contract(judge_home() / "agents" / "grade.yaml").routes[0]
+    route = judge_route(
+        settings,
+        suite_dir=suite_dir,
+        model_settings=project.section("model", ModelSettings),
+        provider=provider,
+        max_tokens=own.max_tokens,
+    )
+    return Judge(route, project=project, settings=settings, suite_dir=suite_dir, traces=traces)
+
+
+def _verdict_of(record: DecisionRecord) -> dict[str, Any] | str:
+    """The judge's decision, or why its flow ended without one."""
+    if record.status == "executed" and record.decision is not None:
+        return record.decision
+    reasons = ", ".join(record.reasons) or "no reason recorded"
+    return (
+        f"the judge gave no verdict: flow {record.flow_id[:12]} ended {record.status} ({reasons})"
+    )
+
+
+def _with_context(asked: dict[str, Any], context: Mapping[str, Any] | None) -> dict[str, Any]:
+    return asked if context is None else {**asked, "context": dict(context)}
+
+
+def _at_path(decision: Mapping[str, Any], path: str | None) -> tuple[bool, Any]:
+    """The value at a dotted path (``refund.amount``); the whole decision without one."""
+    if path is None:
+        return True, dict(decision)
+    value: Any = decision
+    for key in path.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            return False, None
+        value = value[key]
+    return True, value
