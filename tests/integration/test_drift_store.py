@@ -177,3 +177,25 @@ def test_a_concurrent_writer_is_neither_an_error_nor_double_counted(tmp_path):
     total = agent.current.decisions + agent.reference.decisions
     assert total == written + extra
     assert counts and counts == sorted(counts) and max(counts) <= total
+
+
+def test_eval_flows_are_left_out(tmp_path):
+    """Flows whose snapshot says source "eval" (what `mir eval` writes) never count."""
+    import random
+
+    root = desk(tmp_path)
+    written = write(root, shift=False)
+    rng = random.Random(1)
+    evals = []
+    skewed = replace(month.STABLE, actions={"escalate": 1.0}, confidence=(1.0, 5.0))
+    for i in range(400):  # all in the current window, all escalations: drift if counted
+        events = month.flow_events(rng, END - timedelta(hours=1, seconds=i), skewed)
+        snapshot = events[0]
+        events[0] = snapshot.model_copy(update={"data": {**snapshot.data, "source": "eval"}})
+        evals += events
+    with TraceStore.for_project(find_project(root)) as traces:
+        traces.append(evals)
+    assert tripped(root) == {}
+    wide = WindowOptions(window="2d", reference="60d", now=END)
+    [everything] = measure(root, options=wide, store=False).agents
+    assert everything.current.decisions + everything.reference.decisions == written
