@@ -176,15 +176,17 @@ def agent_metrics(
     confidence_field = contract.decision.confidence_field if contract else "confidence"
     metrics = judge.categorical("action", "action", queries.categories(action_field))
     fields = queries.fields()
+    numeric = [name for name, kind in sorted(fields.items()) if kind == "numeric"]
+    measured = queries.numerics(numeric)
     if fields.get(confidence_field) == "numeric":
-        metrics += judge.numeric("confidence", "confidence", queries.numeric(confidence_field))
+        metrics += judge.numeric("confidence", "confidence", measured[confidence_field])
     for name, kind in sorted(fields.items()):
         if name in (action_field, confidence_field):
             continue
         if kind == "categorical":
             metrics += judge.categorical(f"field.{name}", "categorical", queries.categories(name))
         else:
-            metrics += judge.numeric(f"field.{name}", "numeric", queries.numeric(name))
+            metrics += judge.numeric(f"field.{name}", "numeric", measured[name])
     for name, hits in queries.rates().items():
         metrics.append(judge.rate(f"rate.{name}", hits))
     costs = queries.costs()

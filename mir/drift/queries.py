@@ -72,6 +72,7 @@ SELECT * FROM (
   )
   WHERE flow_id NOT IN ({not_production})
 ) WHERE side IS NOT NULL
+ORDER BY agent
 """
 # Snapshots whose source is neither absent nor "production" (eval flows): a substring
 # test first, so only the rare candidates are parsed.
@@ -188,9 +189,10 @@ class DriftQueries:
         self._hashes = None
 
     def use(self, agent: str) -> None:
-        """Point ``drift_flows`` (what every metric reads) at one agent's flows."""
+        """Point ``drift_flows`` (what every metric reads) at one agent's flows: a view over
+        ``drift_scope``, which is sorted by agent so the filter skips other agents' rows."""
         self.con.execute(
-            "CREATE OR REPLACE TEMP TABLE drift_flows AS SELECT * FROM drift_scope "
+            "CREATE OR REPLACE TEMP VIEW drift_flows AS SELECT * FROM drift_scope "
             f"WHERE agent = {_literal(agent)}"
         )
         self.agent = agent
@@ -244,48 +246,65 @@ class DriftQueries:
         return dict(self.kinds)
 
     def numeric(self, field: str) -> dict[str, Any]:
-        """KS statistic, Wasserstein-1, reference-decile bins and means of a numeric field
-        (or of a flow column when ``field`` starts with ``@``)."""
-        value = field[1:] if field.startswith("@") else f"TRY_CAST({_field(field)} AS DOUBLE)"
-        row = self.con.execute(
+        """KS, Wasserstein-1, reference-decile bins and means of one numeric field."""
+        return self.numerics([field])[field]
+
+    def numerics(self, fields: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per numeric field (a flow column when the name starts with ``@``): the KS
+        statistic and Wasserstein-1 (from the two empirical CDFs over the merged distinct
+        values), the counts per reference-decile bin, and the means; one query for all."""
+        if not fields:
+            return {}
+        columns = ", ".join(
+            f'TRY_CAST({name[1:] if name.startswith("@") else _field(name)} AS DOUBLE) AS "{i}"'
+            for i, name in enumerate(fields)
+        )
+        names = ", ".join(f'"{i}"' for i in range(len(fields)))
+        rows = self.con.execute(
             f"""
-            WITH x AS (SELECT side, {value} AS v FROM drift_flows),
-            y AS (SELECT * FROM x WHERE v IS NOT NULL AND isfinite(v)),
-            n AS (SELECT count(*) FILTER (WHERE side = 'reference') AS nr,
+            WITH x AS (UNPIVOT (SELECT side, {columns} FROM drift_flows)
+                       ON {names} INTO NAME f VALUE v),
+            y AS (SELECT side, f, v FROM x WHERE v IS NOT NULL AND isfinite(v)),
+            n AS (SELECT f, count(*) FILTER (WHERE side = 'reference') AS nr,
                          count(*) FILTER (WHERE side = 'current') AS nc,
                          avg(v) FILTER (WHERE side = 'reference') AS mr,
                          avg(v) FILTER (WHERE side = 'current') AS mc,
                          list_sort(list_distinct(quantile_cont(v,
                            [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
-                           FILTER (WHERE side = 'reference'))) AS edges FROM y),
-            h AS (SELECT v, count(*) FILTER (WHERE side = 'reference') AS r,
-                         count(*) FILTER (WHERE side = 'current') AS c FROM y GROUP BY v),
-            cdf AS (SELECT sum(r) OVER w / nr AS fr, sum(c) OVER w / nc AS fc,
-                           lead(v) OVER (ORDER BY v) - v AS dx
-                    FROM h, n WINDOW w AS (ORDER BY v ROWS UNBOUNDED PRECEDING)),
-            bins AS (SELECT side, len(list_filter(edges, lambda e: e < v)) AS b, count(*) AS k
-                     FROM y, n GROUP BY ALL)
-            SELECT (SELECT nr FROM n), (SELECT nc FROM n), (SELECT mr FROM n),
-                   (SELECT mc FROM n),
-                   (SELECT max(abs(fr - fc)) FROM cdf),
-                   (SELECT sum(abs(fr - fc) * coalesce(dx, 0)) FROM cdf),
-                   (SELECT list(struct_pack(side, b, k)) FROM bins),
-                   (SELECT len(edges) FROM n)
+                           FILTER (WHERE side = 'reference'))) AS edges
+                  FROM y GROUP BY f),
+            h AS (SELECT f, v, count(*) FILTER (WHERE side = 'reference') AS r,
+                         count(*) FILTER (WHERE side = 'current') AS c FROM y GROUP BY f, v),
+            cdf AS (SELECT f, sum(r) OVER w / nr AS fr, sum(c) OVER w / nc AS fc,
+                           lead(v) OVER (PARTITION BY f ORDER BY v) - v AS dx
+                    FROM h JOIN n USING (f)
+                    WINDOW w AS (PARTITION BY f ORDER BY v ROWS UNBOUNDED PRECEDING)),
+            d AS (SELECT f, max(abs(fr - fc)) AS ks,
+                         sum(abs(fr - fc) * coalesce(dx, 0)) AS w1 FROM cdf GROUP BY f),
+            b AS (SELECT f, list(struct_pack(side, b, k)) AS bins FROM (
+                    SELECT f, side, len(list_filter(edges, lambda e: e < v)) AS b,
+                           count(*) AS k
+                    FROM y JOIN n USING (f) GROUP BY ALL) GROUP BY f)
+            SELECT f, nr, nc, mr, mc, ks, w1, bins, len(edges)
+            FROM n LEFT JOIN d USING (f) LEFT JOIN b USING (f)
             """
-        ).fetchone()
-        assert row is not None
-        nr, nc, mr, mc, ks, w1, bins, edges = row
-        hist: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
-        for item in bins or []:
-            hist[item["side"]][str(item["b"])] = item["k"]
-        return {
-            "n": (nr or 0, nc or 0),
-            "mean": (mr, mc),
-            "ks": _float(ks),
-            "wasserstein": _float(w1),
-            "bins": hist,
-            "bin_count": (edges or 0) + 1,
-        }
+        ).fetchall()
+        found = {int(row[0]): row[1:] for row in rows}
+        out = {}
+        for i, name in enumerate(fields):
+            nr, nc, mr, mc, ks, w1, bins, edges = found.get(i, (0, 0, None, None) + (None,) * 4)
+            hist: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
+            for item in bins or []:
+                hist[item["side"]][str(item["b"])] = item["k"]
+            out[name] = {
+                "n": (nr or 0, nc or 0),
+                "mean": (mr, mc),
+                "ks": _float(ks),
+                "wasserstein": _float(w1),
+                "bins": hist,
+                "bin_count": (edges or 0) + 1,
+            }
+        return out
 
     def rates(self) -> dict[str, tuple[int, int, int, int]]:
         """name -> (reference hits, reference n, current hits, current n)."""

@@ -36,6 +36,7 @@ def test_default_thresholds_rarely_fire_on_stable_data(tmp_path):
         queries.use("refunds.triage")
         queries._time_side = None  # the splits below are not by time: sides come from the table
         con.execute("CREATE TEMP TABLE pool AS SELECT * EXCLUDE (side) FROM drift_flows")
+        con.execute("DROP VIEW drift_flows")
         for i in range(RESAMPLES):
             # a deterministic random split: hash of (flow, resample)
             con.execute(
