@@ -141,6 +141,8 @@ class DriftQueries:
         decision: dict[str, str] = {}
         for kinds in self.agent_kinds.values():
             decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
+        # (a struct needs a member: no decision fields found at all still parses)
+        decision = decision or {"(none)": "VARCHAR"}
         shape = {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": decision}
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
@@ -232,6 +234,8 @@ class DriftQueries:
 
     def categories(self, field: str) -> dict[str, dict[str, int]]:
         """Counts per value of a categorical field, per side."""
+        if field not in self.kinds:
+            return {"reference": {}, "current": {}}
         rows = self.con.execute(
             f"SELECT side, coalesce(CAST({_field(field)} AS VARCHAR), '(none)') AS v, "
             "count(*) FROM drift_flows GROUP BY ALL"

@@ -199,3 +199,11 @@ def test_eval_flows_are_left_out(tmp_path):
     wide = WindowOptions(window="2d", reference="60d", now=END)
     [everything] = measure(root, options=wide, store=False).agents
     assert everything.current.decisions + everything.reference.decisions == written
+
+
+def test_an_agent_without_decisions_in_the_windows_has_no_metrics(tmp_path):
+    root = desk(tmp_path)
+    write(root, shift=False, per_day=5)
+    long_ago = WindowOptions(window="1d", reference="7d", now=END - timedelta(days=300))
+    [agent] = measure(root, ["triage"], long_ago, store=False).agents
+    assert (agent.current.decisions, agent.reference.decisions, agent.metrics) == (0, 0, [])
