@@ -32,6 +32,9 @@ REFERENCE_LAST = typer.Option(
     None, "--reference-last", help="Reference: the M decisions before them (default 10 x N)."
 )
 ALL = typer.Option(False, "--all", help="Show every metric, not only the ones that moved.")
+HTML = typer.Option(
+    None, "--html", dir_okay=False, help="Also write the report as one HTML page to this file."
+)
 SPARK = "▁▂▃▄▅▆▇█"
 _VERDICT_STYLE = {
     "suspend": "bold red",
@@ -84,6 +87,7 @@ def register(app: typer.Typer) -> None:
         reference_last: int | None = REFERENCE_LAST,
         fmt: str = FORMAT,
         show_all: bool = ALL,
+        html: Path | None = HTML,
         project: Path | None = PROJECT,
     ) -> int:
         """Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."""
@@ -92,6 +96,7 @@ def register(app: typer.Typer) -> None:
         _check_format(fmt)
         report = measure(project, agents or [], _options(window, reference, last, reference_last))
         render(report, fmt, show_all=show_all)
+        _write_html(report, html)
         return 1 if report.past_suspend else 0
 
     @drift.command("check")
@@ -103,6 +108,7 @@ def register(app: typer.Typer) -> None:
         reference_last: int | None = REFERENCE_LAST,
         fmt: str = FORMAT,
         show_all: bool = ALL,
+        html: Path | None = HTML,
         project: Path | None = PROJECT,
     ) -> int:
         """The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend
@@ -112,6 +118,7 @@ def register(app: typer.Typer) -> None:
         _check_format(fmt)
         report = check(project, agents or [], _options(window, reference, last, reference_last))
         render(report, fmt, show_all=show_all)
+        _write_html(report, html)
         return 1 if report.past_suspend else 0
 
     @drift.command("watch")
@@ -185,6 +192,18 @@ def register(app: typer.Typer) -> None:
         render_history(points)
 
     app.add_typer(drift, name="drift")
+
+
+def _write_html(report: DriftReport, target: Path | None) -> None:
+    if target is None:
+        return
+    from mir.cli.drift_html import page
+    from mir.errors import UsageError
+
+    try:
+        target.write_text(page(report), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write --html {target} ({exc.strerror})") from exc
 
 
 # ---------------------------------------------------------------------------- rendering

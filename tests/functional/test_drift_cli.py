@@ -72,8 +72,13 @@ def test_the_week4_shift_is_caught_grouped_by_kind(run_mir, desk: Path):
     for kind in ("optimization drift", "semantic drift"):
         assert kind in out
     assert "refund:" in out and "likely causes: new model: SmolLM2-360M" in out
-    as_json = run_mir("drift", "triage", *WEEK4, "--format", "json", cwd=desk)
+    as_json = run_mir(
+        "drift", "triage", *WEEK4, "--format", "json", "--html", "drift.html", cwd=desk
+    )
     report = json.loads(as_json.stdout)
+    page = (desk / "drift.html").read_text()
+    assert "refunds.triage" in page and "SUSPEND" in page and "semantic drift" in page
+    assert "<svg" in page and "<script" not in page
     schema = json.loads((SCHEMAS / "drift-report.schema.json").read_text())
     jsonschema.validate(report, schema)
     [agent] = report["agents"]
