@@ -201,7 +201,8 @@ def agent_metrics(
     causes = []
     for what, new in queries.changes().items():
         metrics.append(judge.change(what, new, n))
-        causes += [f"new {what}: {item}" for item in new]
+        if n[0]:  # with no reference decisions, everything is "new": no cause to name
+            causes += [f"new {what}: {item}" for item in new]
     return metrics, causes
 
 

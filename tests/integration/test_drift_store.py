@@ -207,3 +207,13 @@ def test_an_agent_without_decisions_in_the_windows_has_no_metrics(tmp_path):
     long_ago = WindowOptions(window="1d", reference="7d", now=END - timedelta(days=300))
     [agent] = measure(root, ["triage"], long_ago, store=False).agents
     assert (agent.current.decisions, agent.reference.decisions, agent.metrics) == (0, 0, [])
+
+
+def test_no_reference_decisions_names_no_cause(tmp_path):
+    root = desk(tmp_path)
+    write(root, per_day=10)
+    first_days = WindowOptions(window="7d", reference="30d", now=END - timedelta(days=21))
+    [agent] = measure(root, options=first_days, store=False).agents
+    assert agent.reference.decisions == 0 and agent.current.decisions > 0
+    assert agent.likely_causes == []
+    assert {m.verdict for m in agent.metrics} == {"not_enough_data"}
