@@ -1,6 +1,7 @@
 """Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
 
 from mir.drift.alerts import AlertSettings
+from mir.drift.breaker import Breaker
 from mir.drift.domain import (
     KINDS,
     AgentDrift,
@@ -17,6 +18,7 @@ __all__ = [
     "KINDS",
     "AgentDrift",
     "AlertSettings",
+    "Breaker",
     "DriftReport",
     "HistoryPoint",
     "Kind",
