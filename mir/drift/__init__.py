@@ -11,7 +11,8 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
-from mir.drift.monitor import check, history, measure, snapshot, watch
+from mir.drift.monitor import check, measure
+from mir.drift.references import history, snapshot, watch
 from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
