@@ -75,7 +75,10 @@ def register(app: typer.Typer) -> None:
     drift = typer.Typer(
         cls=_DefaultGroup,
         help="Drift of agents' decisions (current vs reference window), and the breaker "
-        "that suspends a drifting agent.",
+        "that suspends a drifting agent. `mir drift [AGENT ...] [--window 24h --reference 7d "
+        "| --last N --reference-last M | --reference NAME] [--format json] [--html FILE]` "
+        "shows the metrics (exit 1 when an agent is past a suspend level); `mir drift show "
+        "--help` lists every option.",
     )
 
     @drift.command("show", hidden=True)
