@@ -14,7 +14,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # litellm must never fetch its cost map at run time (no network): use the bundled copy.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: install demo test lint format bench clean
+.PHONY: install demo test lint format bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,14 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python examples/demo.py
 
-test: install
+# The HTML eval report is tested in a real headless Chromium: Debian's package, driven by
+# Playwright through its path (Playwright never downloads a browser here).
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update -qq && apt-get install -y chromium; }; \
+	  else echo "chromium is missing: run 'sudo apt-get install -y chromium' (the HTML report test skips without it)"; fi; }
+
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mir schema --check schemas

@@ -21,6 +21,8 @@ _LAZY: dict[str, str] = {
     "DecisionRecord": "mir.runtime",
     "approve": "mir.runtime",
     "reject": "mir.runtime",
+    "run_eval": "mir.evals",
+    "EvalReport": "mir.evals",
 }
 
 

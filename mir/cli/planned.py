@@ -1,21 +1,16 @@
-"""``mir eval``: named in the docs and the scaffolded files, not built yet.
+"""Commands named in the docs and the scaffolded files before they are built.
 
-They exist so that a user who follows the scaffolded eval suite ("Run with `mir eval`")
-learns what the command will do and where its progress is tracked, instead of
-"No such command". It exits 2 (a usage error: nothing ran) whatever they are given.
+None at the moment (`mir eval` and `mir drift` are built). A planned command exists so
+that a user who reads about it learns what it will do and where its progress is tracked,
+instead of "No such command"; it exits 2 (a usage error: nothing ran) whatever it is given.
 """
 
 from __future__ import annotations
 
 import typer
 
-_PLANNED = {
-    "eval": (
-        "run an agent's eval suites (evals/*.yaml) through the runtime and exit 1 on a "
-        "regression, to gate CI",
-        "Run eval suites against agents (not built yet).",
-    ),
-}
+# name -> (what it will do, its one-line summary)
+_PLANNED: dict[str, tuple[str, str]] = {}
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
-"""``mir schema``: the JSON schemas of contracts, intent docs, eval suites and [tool.mir]."""
+"""``mir schema``: the JSON schemas of contracts, intent docs, eval suites, eval reports and
+[tool.mir]."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.boundaries import LintSettings
     from mir.contracts import json_schemas
     from mir.drift import AlertSettings, DriftReport
+    from mir.evals import EvalReport
     from mir.inference import ModelSettings
     from mir.traces import TraceSettings
 
@@ -98,6 +100,8 @@ def all_schemas() -> dict[str, dict]:
     }
     return {
         **json_schemas(),
+        # what `mir eval --format json` prints (an output, so its serialized form)
+        "eval-report.schema.json": EvalReport.model_json_schema(mode="serialization"),
         **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
         # what `mir drift --format json` prints
         "drift-report.schema.json": DriftReport.model_json_schema(),

@@ -1,5 +1,6 @@
 """``mir eval``: regression suites for agents that gate CI."""
 
+from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
 from mir.evals.domain import (
     AssertionResult,
@@ -13,6 +14,22 @@ from mir.evals.domain import (
     Gate,
     SuiteResult,
 )
+from mir.evals.gate import conclude
+from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
+from mir.evals.reports import render_html, render_json, render_junit
+
+_RUNNING = ("run_eval", "render_report", "html_report", "record_history")
+
+
+def __getattr__(name: str) -> object:
+    # run_eval pulls in the runtime (and its adapters): only when it is asked for, so
+    # the result models stay cheap to import (reports, the pytest plugin's collection)
+    if name in _RUNNING:
+        from mir.evals import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'mir.evals' has no attribute {name!r}")
+
 
 __all__ = [
     "AssertionResult",
@@ -23,8 +40,22 @@ __all__ = [
     "CaseSummary",
     "Comparison",
     "ConfidenceReport",
+    "EvalHistory",
+    "EvalHistoryError",
     "EvalReport",
     "Gate",
+    "HistoryRow",
     "SuiteResult",
+    "baseline_path",
     "calibrate_judge",
+    "conclude",
+    "html_report",
+    "read_baseline",
+    "record_history",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_report",
+    "run_eval",
+    "write_baseline",
 ]

@@ -7,6 +7,10 @@ A labels file is JSONL, one human judgement a line, in one of two kinds:
 
 The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
 against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
+A rubric line compares the judge's pass (verdict ``pass`` AND score >= the rubric
+assertion's default ``min_score``, 0.5: the rule a suite's rubric assertion applies)
+with the label, so the kappa measured is the kappa of what gates. A judge flow that ends without a
+verdict counts as the label ``no verdict``: a disagreement, never dropped.
 Each run appends one record per kind to ``judge-calibration.json`` beside the labels
 (a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
 counts only for the judge that made it: the same model and prompt hash.
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mir.contracts import Rubric
 from mir.errors import ConfigError
 from mir.evals.kappa import Agreement, agreement
 
@@ -38,6 +43,8 @@ KIND_LABELS: dict[str, tuple[str, ...]] = {
 }
 # The judge's column when its flow ended without a verdict: a disagreement, never dropped.
 NO_VERDICT = "no verdict"
+# What a rubric assertion needs unless it says otherwise (the same rule as the suite's).
+DEFAULT_MIN_SCORE: float = Rubric.model_fields["min_score"].default
 RECORDS_FILE = "judge-calibration.json"
 
 
@@ -192,13 +199,15 @@ def calibrate_judge(
 
     labels_file = labels_file.resolve()
     read_labels(labels_file)  # a bad labels file fails before any model is loaded
-    settings = JudgeSettings()
+    settings = JudgeSettings()  # the project's model, like a suite that names no judge
     if suite is not None:
         settings = load_eval_suite(suite).judge
         if settings.responses is not None:  # relative to the suite, which may live elsewhere
             settings = settings.model_copy(
                 update={"responses": str(suite.resolve().parent / settings.responses)}
             )
+    if provider is None and responses is not None:
+        provider = "scripted"  # --judge-responses alone: replay them
     given = {
         "provider": provider,
         "model": model,
@@ -285,7 +294,9 @@ def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> J
             line=number,
             kind="rubric",
             label=example.label,
-            verdict=graded.verdict or NO_VERDICT,
+            verdict=NO_VERDICT
+            if graded.verdict is None
+            else ("pass" if graded.passes(DEFAULT_MIN_SCORE) else "fail"),
             reason=graded.reason or graded.problem or "",
         )
     pair = judge.compare_answers(

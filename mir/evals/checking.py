@@ -11,13 +11,15 @@ contract's input schema refuses is not flagged: it is how a suite tests
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mir.contracts import EvalSuite, FlowStatusName, field_line
+from mir.contracts import EvalSuite, FlowStatusName, field_line, load_contract
 from mir.evals.assertions import DecisionParts, expand
 from mir.evals.decision_paths import SchemaField, Unresolved, json_equal, json_type, resolve_path
 from mir.runtime import ReasonCode
@@ -54,12 +56,14 @@ class _Checker:
         self.contract = parts.contract
         self.schema = parts.decision_schema
         self.actions = sorted(self.contract.actions)
-        self._lines: dict[tuple[Any, ...], int | None] = {}
+        path = getattr(parts, "contract_path", None)
+        self.contract_path: Path | None = path if isinstance(path, Path) else None
+        self._lines: _SuiteLines | None = None
 
     def line(self, loc: tuple[Any, ...]) -> int:
-        if loc not in self._lines:
-            self._lines[loc] = field_line(self.path, loc)
-        return self._lines[loc] or 1
+        if self._lines is None:  # read only when there is a problem to place
+            self._lines = _SuiteLines.read(self.path)
+        return self._lines.line_of(loc) or 1
 
     def problems(self, assertion: Any) -> Iterator[tuple[str, str]]:
         """(field of the assertion, "what; fix") for each problem."""
@@ -100,13 +104,25 @@ class _Checker:
             yield "value", _unknown("reason code", value, _REASONS)
 
     def _route(self, value: Any) -> Iterator[tuple[str, str]]:
-        routes = self.contract.routes
-        known = [r.name for r in routes if r.name] + [r.provider for r in routes]
+        if value not in self.routes:
+            yield "value", _unknown("route", value, self.routes, where="in the contract")
+
+    @cached_property
+    def routes(self) -> list[str]:
+        """Route names and providers a flow of this agent may use. ``mir eval --provider``
+        narrows the loaded contract's routes, so the contract file's own are read too:
+        a suite valid for the agent stays valid under any override."""
+        contracts = [self.contract]
+        if self.contract_path is not None:
+            # unreadable now: the loaded parts are what the run uses, and they suffice
+            with contextlib.suppress(Exception):
+                contracts.append(load_contract(self.contract_path))
+        known = [r.name for c in contracts for r in c.routes if r.name]
+        known += [r.provider for c in contracts for r in c.routes]
+        known += ["scripted"]  # what answers under `mir eval --responses`
         if self.contract.fallback.rules or self.contract.fallback.default:
             known.append("rules")  # the fallback rules deciding count as the 'rules' route
-        known = list(dict.fromkeys(known))
-        if value not in known:
-            yield "value", _unknown("route", value, known, where="in the contract")
+        return list(dict.fromkeys(known))
 
     def _regex(self, pattern: str) -> Iterator[tuple[str, str]]:
         try:
@@ -118,7 +134,7 @@ class _Checker:
         if not isinstance(reference, dict):
             return
         field = self.contract.decision.action_field
-        if field in reference and reference[field] not in self.contract.actions:
+        if field in reference and not self._is_action(reference[field]):
             yield "reference", self._unknown_action(reference[field])
 
     def _fits(self, assertion: Any, path: str, found: SchemaField) -> Iterator[tuple[str, str]]:
@@ -130,7 +146,7 @@ class _Checker:
             values = list(assertion.values)
         if path == self.contract.decision.action_field:
             for value in values:
-                if not isinstance(value, str) or value not in self.contract.actions:
+                if not self._is_action(value):
                     yield _value_field(kind), self._unknown_action(value)
             return
         if found.values is not None:
@@ -163,6 +179,9 @@ class _Checker:
                     f"{value!r} is {own} but {path!r} is {described}; use a value of its type",
                 )
 
+    def _is_action(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.contract.actions
+
     # ------------------------------------------------------------------ messages
     def _unknown_path(self, path: str, found: Unresolved) -> str:
         parent, _, leaf = found.at.rpartition(".")
@@ -180,6 +199,49 @@ class _Checker:
 
     def _unknown_action(self, value: Any) -> str:
         return _unknown("action", value, self.actions, where="in the contract")
+
+
+class _SuiteLines:
+    """Lines of the suite file, parsed once.
+
+    ``mir.contracts.field_line`` parses the file on every call: right for one error,
+    quadratic for a suite with hundreds of problems (300 took 10 s). The walk below is
+    the same as ``field_line``'s (the key's line; the deepest node found along ``loc``),
+    on one node tree; a file that does not compose falls back to ``field_line``.
+    """
+
+    def __init__(self, path: Path, root: Any):
+        self.path, self.root = path, root
+
+    @classmethod
+    def read(cls, path: Path) -> _SuiteLines:
+        try:
+            import yaml
+
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            return cls(path, yaml.compose(path.read_text(encoding="utf-8"), Loader=loader))
+        except Exception:  # unreadable here: each line is asked of field_line instead
+            return cls(path, None)
+
+    def line_of(self, loc: tuple[Any, ...]) -> int | None:
+        if self.root is None:
+            return field_line(self.path, loc)
+        import yaml
+
+        node, line = self.root, self.root.start_mark.line
+        for part in loc:
+            key: Any = None
+            match: Any = None
+            if isinstance(node, yaml.MappingNode):
+                pair = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+                key, match = pair if pair else (None, None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                match = node.value[part] if part < len(node.value) else None
+                key = match
+            if match is None or key is None:
+                break
+            node, line = match, key.start_mark.line
+        return line + 1
 
 
 def _value_field(kind: str) -> str:

@@ -131,7 +131,9 @@ def resolve_path(schema: Any, path: str) -> SchemaField | Unresolved:
                     found.append(child)
         if not found:
             return Unresolved(".".join(parts[: index + 1]), tuple(dict.fromkeys(known)))
-        nodes = found
+        nodes = _distinct(found)
+        if resolver.budget < 0:
+            return SchemaField(types=None, values=None)  # too costly to tell: anything goes
     return _describe(resolver, nodes)
 
 
@@ -221,21 +223,28 @@ def _describe(resolver: _Resolver, nodes: list[Any]) -> SchemaField:
 
 
 class _Resolver:
-    """Follows local ``$ref``s and flattens ``anyOf`` / ``oneOf`` / ``allOf`` branches."""
+    """Follows local ``$ref``s and flattens ``anyOf`` / ``oneOf`` / ``allOf`` branches.
 
-    def __init__(self, root: Mapping[str, Any]):
+    Bounded: a ``$ref`` already on the way (a cycle) and anything past the work budget
+    count as an open schema, so a self-referencing or combinatorially branching schema
+    costs little and never yields a false problem."""
+
+    def __init__(self, root: Mapping[str, Any], budget: int = 600):
         self.root = root
+        self.budget = budget
 
-    def branches(self, node: Any, depth: int = 0) -> list[Any]:
-        if depth > _MAX_DEPTH:
+    def branches(self, node: Any, refs: frozenset[str] = frozenset()) -> list[Any]:
+        self.budget -= 1
+        if self.budget < 0 or len(refs) > _MAX_DEPTH:
             return [_OPEN]
         if not isinstance(node, Mapping):
             return [node] if node is True else ([] if node is False else [_OPEN])
         ref = node.get("$ref")
         if isinstance(ref, str):
-            target = self._lookup(ref)
+            if ref in refs:
+                return [_OPEN]
+            out = self.branches(self._lookup(ref), refs | {ref})
             rest = {k: v for k, v in node.items() if k != "$ref"}
-            out = self.branches(target, depth + 1)
             return out + ([rest] if _constrains(rest) else [])
         combined = [
             branch
@@ -246,9 +255,9 @@ class _Resolver:
         if not combined:
             return [node]
         own = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
-        out = [b for branch in combined for b in self.branches(branch, depth + 1)]
+        out = [b for branch in combined for b in self.branches(branch, refs)]
         # keys beside the combinators (an object's properties next to an allOf) count too
-        return out + ([own] if _constrains(own) else [])
+        return _distinct(out + ([own] if _constrains(own) else []))
 
     def _lookup(self, ref: str) -> Any:
         if not ref.startswith("#"):
@@ -263,6 +272,11 @@ class _Resolver:
             else:
                 return _OPEN
         return node
+
+
+def _distinct(nodes: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    return [n for n in nodes if not (id(n) in seen or seen.add(id(n)))]
 
 
 _DESCRIPTIVE = {"title", "description", "default", "examples", "$defs", "definitions", "$schema"}

@@ -62,7 +62,10 @@ class CaseRun(_Frozen):
     confidence: float | None = Field(None, description="The decision's confidence, if any.")
     provider: str | None = None
     model: str | None = None
-    prompt_hash: str | None = None
+    prompt_hash: str | None = Field(None, description="Hash of the exact messages last sent.")
+    prompt_version: str | None = Field(
+        None, description="The prompt's identity: contract version + template hash."
+    )
     latency_ms: float = 0.0
     tokens: int = 0
     cached: bool = Field(False, description="Every model answer came from the response cache.")

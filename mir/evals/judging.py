@@ -16,6 +16,7 @@ the latest calibration of this judge's model and prompt hash (``mir eval calibra
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -81,6 +82,13 @@ class GradeOutcome:
     flow_id: str
     problem: str | None = None
 
+    def passes(self, min_score: float) -> bool:
+        """What a rubric assertion and a calibration both count as the judge's "pass":
+        the verdict says pass AND the score reaches ``min_score``. One rule for both, so
+        the kappa a calibration measures is the kappa of what gates (a small model
+        answers "pass" with score 0; that is not a pass)."""
+        return self.verdict == "pass" and self.score is not None and self.score >= min_score
+
 
 @dataclass(frozen=True)
 class PairOutcome:
@@ -103,21 +111,20 @@ def judge_route(
     provider: str | None = None,
     max_tokens: int = 640,
 ) -> Route:
-    """The one route both judge agents use. Explicit ``judge:`` settings win; a
-    ``responses`` file alone means scripted; then the project's ``[tool.mir.model]``.
+    """The one route both judge agents use: the suite's ``judge:`` settings, else the
+    project's ``[tool.mir.model]``.
 
     The run's ``provider`` (``mir eval --provider``) picks the agent's model, not the
     judge's: a judge stays the same judge whatever model is under test, so its
     calibration still holds. Only a scripted run (offline replay) makes a judge without
-    a provider of its own scripted too, which then needs ``judge.responses``. Decoding
-    settings (temperature, ``max_tokens``) stay the judge contract's."""
+    a provider of its own scripted too: it then replays ``judge.responses``, which a run
+    on a real model ignores (recorded verdicts of other answers would mean nothing).
+    Decoding settings (temperature, ``max_tokens``) stay the judge contract's."""
     chosen = settings.provider
-    if chosen is None and provider == "scripted":
-        chosen = provider
     if chosen is None:
-        chosen = "scripted" if settings.responses else model_settings.provider
+        chosen = "scripted" if provider == "scripted" else model_settings.provider
     responses = None
-    if settings.responses is not None:
+    if chosen == "scripted" and settings.responses is not None:
         responses = Path(settings.responses).expanduser()
         responses = responses if responses.is_absolute() else suite_dir / responses
     if chosen == "scripted" and responses is None:
@@ -159,8 +166,10 @@ class Judge:
         suite_dir: Path,
         traces: Any = None,
         home: Path | None = None,
+        response_cache: Path | None = None,
     ) -> None:
         self.route = route
+        self.response_cache = response_cache
         self.settings = settings
         self.suite_dir = suite_dir
         self.home = home or judge_home()
@@ -180,13 +189,14 @@ class Judge:
     def grade(
         self, assertion: Rubric, case: EvalCase, decision: dict[str, Any] | None
     ) -> AssertionResult:
-        """A rubric assertion: passed when the judge's score reaches ``min_score``."""
+        """A rubric assertion: passed when the judge says pass with a score of at least
+        ``min_score`` (``GradeOutcome.passes``)."""
         base = {
             "type": "rubric",
             "tier": "judge",
             "path": assertion.path,
             "gating": assertion.gate and self.gating()[0],
-            "expected": f"score >= {assertion.min_score:g}",
+            "expected": f"pass, score >= {assertion.min_score:g}",
         }
         if decision is None:
             return AssertionResult(**base, passed=None, message="no decision to grade")
@@ -199,14 +209,17 @@ class Judge:
         if graded.problem is not None:
             return AssertionResult(**base, passed=None, message=graded.problem)
         assert graded.score is not None
-        passed = graded.score >= assertion.min_score
+        passed = graded.passes(assertion.min_score)
         return AssertionResult(
             **base,
             passed=passed,
-            actual=graded.score,
+            actual=f"{graded.verdict}, score {graded.score:g}",
             score=graded.score,
             reason=graded.reason,
-            message="" if passed else f"judge score {graded.score:g} < {assertion.min_score:g}",
+            message=""
+            if passed
+            else f"judge said {graded.verdict} with score {graded.score:g} "
+            f"(needs pass and >= {assertion.min_score:g})",
         )
 
     def compare(
@@ -347,8 +360,14 @@ class Judge:
             from mir.traces import TraceStore
 
             self._traces = TraceStore.for_project(self.project)
+        # eval mode: a judgement is never a production decision (drift skips it), and
+        # nothing executes: no executor, no execution ledger in the user's project
         loaded = load_agent(
-            self.home / "agents" / f"{name}.yaml", project=self.project.root, traces=self._traces
+            self.home / "agents" / f"{name}.yaml",
+            project=self.project.root,
+            traces=self._traces,
+            mode="eval",
+            **self._cache_option(load_agent),
         )
         deps = loaded.deps
         if self._agents:
@@ -358,6 +377,16 @@ class Judge:
             loaded.close()
         contract = loaded.parts.contract.model_copy(update={"routes": [self.route]})
         return Agent(replace(loaded.parts, contract=contract), deps)
+
+    def _cache_option(self, load_agent: Any) -> dict[str, Any]:
+        """The run's response cache for ``load_agent``: a fully cached re-run loads no
+        judge model. Passed only where the runtime takes it (the cache is a later part;
+        without it the judge simply asks the model)."""
+        if self.response_cache is None:
+            return {}
+        if "response_cache" not in inspect.signature(load_agent).parameters:
+            return {}
+        return {"response_cache": self.response_cache}
 
     def close(self) -> None:
         closed: set[int] = set()
@@ -384,11 +413,13 @@ def open_judge(
     project: Project,
     traces: Any = None,
     provider: str | None = None,
+    response_cache: Path | None = None,
 ) -> Judge:
     """The judge a suite's ``judge:`` settings describe (see ``judge_route``).
 
     ``traces``: a trace sink to share (the runner's); default: the project's store,
-    opened on the first judgement and closed by ``Judge.close``.
+    opened on the first judgement and closed by ``Judge.close``. ``response_cache``: the
+    run's cache folder, passed to ``load_agent`` (judge answers are cached like any).
     """
     own = load_contract(judge_home() / "agents" / "grade.yaml").routes[0]
     route = judge_route(
@@ -398,7 +429,14 @@ def open_judge(
         provider=provider,
         max_tokens=own.max_tokens,
     )
-    return Judge(route, project=project, settings=settings, suite_dir=suite_dir, traces=traces)
+    return Judge(
+        route,
+        project=project,
+        settings=settings,
+        suite_dir=suite_dir,
+        traces=traces,
+        response_cache=response_cache,
+    )
 
 
 def _verdict_of(record: DecisionRecord) -> dict[str, Any] | str:

@@ -2,18 +2,21 @@
 
 from mir.inference.adapters import provider_for
 from mir.inference.application import ModelProvider
+from mir.inference.cache import CachedProvider, ResponseCache, with_cache
 from mir.inference.domain import (
     Message,
     ModelRequest,
     ModelResponse,
     ModelSettings,
     ProviderError,
+    TokenLogprob,
 )
 from mir.inference.llama import LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
-from mir.inference.scripted import ScriptedProvider
+from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
+    "CachedProvider",
     "LiteLLMProvider",
     "LlamaProvider",
     "Message",
@@ -22,7 +25,11 @@ __all__ = [
     "ModelResponse",
     "ModelSettings",
     "ProviderError",
+    "ResponseCache",
     "ScriptedProvider",
+    "TokenLogprob",
     "embedded_model_path",
     "provider_for",
+    "read_responses",
+    "with_cache",
 ]

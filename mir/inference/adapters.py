@@ -23,6 +23,7 @@ def provider_for(
     responses: Path | None = None,
     settings: ModelSettings | None = None,
     root: Path | None = None,
+    logprobs: bool = False,
 ) -> ModelProvider:
     """The provider a route names, configured from the route, then ``[tool.mir.model]``.
 
@@ -31,6 +32,8 @@ def provider_for(
     them through litellm's ``mock_response`` (the full litellm path, offline); a
     ``llama`` route is replaced by the scripted replay. ``root`` anchors relative paths
     (a ``.gguf`` model, a responses file): the project root, or the cwd when None.
+    ``logprobs``: the agent takes its confidence from token probabilities, so a llama
+    model is loaded with ``logits_all`` from the start (~3x slower; only when asked).
     """
     settings = settings or ModelSettings()
     if route.provider == "rules":
@@ -65,6 +68,7 @@ def provider_for(
         n_threads=settings.n_threads,
         chat_format=settings.chat_format,
         root=root,
+        logprobs=logprobs,
     )
 
 

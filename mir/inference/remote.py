@@ -27,7 +27,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from mir.errors import ConfigError, MirError
-from mir.inference.domain import ModelRequest, ModelResponse, ProviderError, is_loopback_url
+from mir.inference.domain import (
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    chat_logprobs,
+    is_loopback_url,
+)
 
 INSTALL_REMOTE = "pip install 'mir[remote]'"
 BLOCK_ENV = "MIR_BLOCK_REMOTE_MODELS"
@@ -128,6 +134,18 @@ class LiteLLMProvider:
             return key
         return PLACEHOLDER_KEY if api_base else None
 
+    def cache_identity(self, request: ModelRequest) -> dict[str, Any] | None:
+        """What besides the request decides the answer (the response cache's key): the
+        model id and the server. Never the key. None for a replay: a responses file is
+        replayed in order, so its answers must not be cached or served from the cache."""
+        if self.mocked:
+            return None
+        return {
+            "provider": self.name,
+            "model": request.model or self.model,
+            "api_base": request.api_base or self.api_base,
+        }
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         model = request.model or self.model
         api_base = request.api_base or self.api_base
@@ -143,6 +161,11 @@ class LiteLLMProvider:
         }
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if request.logprobs:
+            # Servers that cannot give them ignore or drop these (drop_params below);
+            # the runtime then falls back to the reported confidence and says so.
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.top_logprobs
         if self._mocks is not None:
             if not self._mocks:
                 raise ProviderError("litellm: mock responses exhausted")
@@ -156,6 +179,8 @@ class LiteLLMProvider:
                 litellm, model, api_base, request.json_schema
             )
             # A hosted model without JSON mode gets the prompt alone rather than an error.
+            kwargs["drop_params"] = True
+        if request.logprobs:
             kwargs["drop_params"] = True
         started = time.perf_counter()
         try:
@@ -180,7 +205,16 @@ class LiteLLMProvider:
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             cost_usd=_cost(litellm, response),
             latency_ms=latency_ms,
+            logprobs=_logprobs(choice) if request.logprobs else None,
         )
+
+
+def _logprobs(choice: Any) -> Any:
+    """The choice's OpenAI-format logprobs, or None (a server that gave none, a mock)."""
+    try:
+        return chat_logprobs(getattr(choice, "logprobs", None))
+    except (TypeError, ValueError):  # a server's malformed logprobs must not fail a call
+        return None
 
 
 def _cost(litellm: Any, response: Any) -> float:

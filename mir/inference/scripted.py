@@ -3,6 +3,9 @@
 Each line is either a JSON string (the raw text the "model" says, which may be
 malformed JSON on purpose) or an object ``{"text": "...", "prompt_tokens": n,
 "completion_tokens": m, "finish_reason": "stop"}``. For offline tests, demos and evals.
+An object may also carry ``"logprobs": [{"token": "re", "logprob": -0.4, "top": {"re":
+-0.4, "esc": -1.9}}, ...]`` (tokens spelling the text), so an agent with
+``confidence_source: logprobs`` replays its token-probability confidence offline.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ which is how the tests build a whole runtime with fakes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +15,15 @@ from typing import Any, Literal
 
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
-from mir.inference import ModelProvider, ModelSettings, ScriptedProvider, provider_for
+from mir.inference import (
+    ModelProvider,
+    ModelResponse,
+    ModelSettings,
+    ResponseCache,
+    ScriptedProvider,
+    provider_for,
+    with_cache,
+)
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
@@ -86,14 +94,23 @@ class Agent:
     ) -> DecisionRecord:
         return self._flow.decide(input, context, role=role)
 
+    def replaying(
+        self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
+    ) -> Agent:
+        """This agent with every model route answering from ``responses``, in order (an
+        eval replays one scripted line per case run, whichever process runs it)."""
+        scripted = ScriptedProvider(list(responses), label=label)
+        return Agent(self.parts, replace(self.deps, providers=lambda route: scripted))
+
     def trace(self, flow_id: str) -> list[TraceEvent]:
         """The flow's events in order (what evals check trajectories against)."""
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
-        closing = getattr(self.deps.ledger, "close", None)
-        if closing is not None:
-            closing()
+        for part in (self.deps.ledger, self.deps.providers):
+            closing = getattr(part, "close", None)
+            if closing is not None:
+                closing()
         if self._owns_traces:
             self.deps.traces.close()  # type: ignore[attr-defined]
 
@@ -112,11 +129,19 @@ class _Providers:
     project: Project
     override: str | None
     responses: Path | None
+    # ``load_agent(response_cache=...)``: real model answers are cached there and replayed.
+    answers: ResponseCache | None = None
+    # The agent takes confidence from token probabilities: llama loads with logits_all.
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+
+    def close(self) -> None:
+        if self.answers is not None:
+            self.answers.close()
 
     def __call__(self, route: Route) -> ModelProvider:
         if self.override == "scripted":
@@ -125,9 +150,14 @@ class _Providers:
                 self._shared = ScriptedProvider.from_file(self.responses)
             return self._shared
         if id(route) not in self._cache:
-            self._cache[id(route)] = provider_for(
-                route, responses=self.responses, settings=self._settings, root=self.project.root
+            provider = provider_for(
+                route,
+                responses=self.responses,
+                settings=self._settings,
+                root=self.project.root,
+                logprobs=self.logprobs,
             )
+            self._cache[id(route)] = with_cache(provider, self.answers)
         return self._cache[id(route)]
 
 
@@ -171,6 +201,7 @@ def load_agent(
     traces: TraceSink | None = None,
     mode: Mode = "production",
     model: str | None = None,
+    response_cache: Path | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
@@ -181,6 +212,10 @@ def load_agent(
     ``mode="eval"`` (``mir eval``) runs the whole pipeline but never an executor: the
     execution ledger is not opened, suspension is ignored, and the snapshot event
     carries ``source: eval`` so the flow never counts as a production decision.
+
+    ``response_cache`` (a folder, e.g. ``.mir/cache``): real model answers are stored
+    there and an identical request later is answered from it, without loading or calling
+    the model; its ``infer`` event then says ``cached: true``. Replays are never cached.
     """
     if mode not in ("production", "eval"):
         raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
@@ -201,7 +236,13 @@ def load_agent(
         traces=sink,
         ledger=NoLedger() if evaluating else _ledger(proj, sink),
         states=_NeverSuspended() if evaluating else AgentStateFile(proj.state_dir / "agents.json"),
-        providers=_Providers(proj, provider, Path(responses) if responses else None),
+        providers=_Providers(
+            proj,
+            provider,
+            Path(responses) if responses else None,
+            answers=ResponseCache(Path(response_cache)) if response_cache is not None else None,
+            logprobs=parts.contract.decision.confidence_source == "logprobs",
+        ),
         clock=_now,
         source="eval" if evaluating else None,
         dry_run=evaluating,

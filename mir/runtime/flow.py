@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mir.contracts import Route
-from mir.inference import ModelRequest, ProviderError
+from mir.inference import ModelRequest, ModelResponse, ProviderError
+from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
-from mir.runtime.integrity import Circumstances
+from mir.runtime.integrity import Circumstances, Verdict
 from mir.runtime.opening import open_flow
 from mir.runtime.ports import AgentParts, RuntimeDeps
 from mir.runtime.prompting import PromptRenderError, PromptVariables
@@ -241,6 +242,7 @@ class DecisionFlow:
                 timeout_s=route.timeout_s,
                 api_base=route.api_base,
                 api_key_env=route.api_key_env,
+                logprobs=contract.decision.confidence_source == "logprobs",
             )
             meta = {"route": route.name or route.provider, "attempt": attempt}
             # Durable before the model is called: a process killed during inference still
@@ -283,6 +285,7 @@ class DecisionFlow:
                     "raw": safe_text(response.text),
                     "raw_chars": len(response.text),
                     "finish_reason": response.finish_reason,
+                    **({"cached": True} if response.cached else {}),
                 },
             )
             verdict = self.parts.integrity.check_output(
@@ -290,6 +293,7 @@ class DecisionFlow:
                 response.finish_reason,
                 self._circumstances(state),
             )
+            verdict, confidence = self._confidence(verdict, response, state)
             tail.rec.emit(
                 "validate",
                 reasons=verdict.reasons,
@@ -297,6 +301,7 @@ class DecisionFlow:
                     **meta,
                     "decision": verdict.decision,
                     "problems": _messages(verdict.problems),
+                    **({"confidence": confidence} if confidence else {}),
                 },
             )
             reasons += verdict.reasons
@@ -307,6 +312,23 @@ class DecisionFlow:
                 return Proposal(decision=None, reasons=reasons, stop=stop)
             errors = _messages(verdict.problems)
         return Proposal(decision=None, reasons=[*reasons, ReasonCode.RETRIES_EXHAUSTED])
+
+    def _confidence(
+        self, verdict: Verdict, response: ModelResponse, state: FlowState
+    ) -> tuple[Verdict, dict[str, Any] | None]:
+        """``confidence_source: logprobs``: a valid proposal's confidence becomes the
+        probability of its action (``runtime.confidence``), re-checked before routing."""
+        spec = self.parts.contract.decision
+        if spec.confidence_source != "logprobs":
+            return verdict, None
+        return with_logprob_confidence(
+            verdict,
+            response,
+            action_field=spec.action_field,
+            confidence_field=spec.confidence_field,
+            actions=self.parts.contract.actions,
+            recheck=lambda d: self.parts.integrity.check_decision(d, self._circumstances(state)),
+        )
 
 
 def _codes(problems: list[Problem]) -> list[str]:

@@ -18,12 +18,9 @@ from typer.testing import CliRunner
 
 from mir.cli import eval_calibrate
 from mir.evals.calibration import read_calibrations
-from tests.conftest import REPO
 
 HUMAN = ["pass", "pass", "fail", "fail", "pass", "fail", "pass", "fail"]
 JUDGE = ["pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail"]
-EVAL_GROUP = (REPO / "mir" / "cli" / "eval.py").exists()
-needs_eval_group = pytest.mark.skipif(not EVAL_GROUP, reason="the `mir eval` group is not merged")
 
 
 def said(verdict: str) -> str:
@@ -92,7 +89,6 @@ def test_the_command_prints_kappa_agreement_and_the_matrix(labelled: Path):
     assert len(read_calibrations(labelled / "judge-calibration.json")) == 1
 
 
-@needs_eval_group
 def test_mir_eval_calibrate_records_the_judge(run_mir, labelled: Path):
     result = run_mir(
         "eval",
@@ -110,7 +106,6 @@ def test_mir_eval_calibrate_records_the_judge(run_mir, labelled: Path):
     assert saved.judge_model == "scripted" and saved.kappa == pytest.approx(0.5)
 
 
-@needs_eval_group
 @pytest.mark.parametrize(
     ("labels", "message"),
     [
@@ -128,7 +123,6 @@ def test_a_bad_labels_file_is_one_line_exit_2(run_mir, labelled: Path, labels: s
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-@needs_eval_group
 def test_an_unknown_judge_provider_is_exit_2(run_mir, labelled: Path):
     result = run_mir("eval", "calibrate", "labels.jsonl", "--judge-provider", "rules", cwd=labelled)
     assert result.returncode == 2 and "not a judge provider" in result.stderr

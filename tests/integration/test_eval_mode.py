@@ -103,3 +103,14 @@ def _store(app: Path) -> TraceStore:
     from mir.project import find_project
 
     return TraceStore.for_project(find_project(app))
+
+
+def test_model_override_replaces_every_model_route(app: Path):
+    with load_agent("refunds.triage", project=app, model="other.gguf", mode="eval") as agent:
+        routes = agent.contract.routes
+    assert [r.model for r in routes] == ["other.gguf", "other.gguf"]
+
+
+def test_an_unknown_mode_is_a_usage_error(app: Path):
+    with pytest.raises(UsageError, match="unknown mode"):
+        load_agent("refunds.triage", project=app, mode="shadowy")  # type: ignore[arg-type]

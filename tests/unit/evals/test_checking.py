@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mir.contracts import AgentContract, load_eval_suite
+from mir.contracts import AgentContract, field_line, load_eval_suite
 from mir.evals.checking import check_suite
 from mir.evals.decision_paths import SchemaField, Unresolved, resolve_path
 from mir.runtime.loading import load_parts
@@ -106,7 +107,7 @@ def test_every_problem_is_listed_at_once_with_its_line_and_a_fix(tmp_path, triag
         f"{file}:16: cases[0] (small).assert[2]: contains on 'amount', which is a number; "
         "contains needs a text or list field",
         f"{file}:17: cases[0] (small).assert[3]: unknown route 'locl'; did you mean 'local'? "
-        "(routes in the contract: local, remote, llama, litellm, rules)",
+        "(routes in the contract: local, remote, llama, litellm, scripted, rules)",
         f"{file}:18: cases[0] (small).assert[4]: unknown reason code 'retries_exhaustd'; "
         "did you mean 'retries_exhausted'?",
         f"{file}:19: cases[0] (small).assert[5]: 'reason.sub' is not in the decision schema "
@@ -258,3 +259,60 @@ def test_a_schema_without_properties_accepts_every_path(tmp_path):
         """,
     )
     assert found == []
+
+
+def test_a_combinatorial_self_referencing_schema_is_resolved_quickly():
+    # every level branches four ways back to the root: unbounded, this is 4**depth work
+    schema = {
+        "anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"$ref": "#"}, {"$ref": "#"}],
+        "properties": {"x": {"anyOf": [{"$ref": "#"}] * 4}},
+    }
+    started = time.perf_counter()
+    found = resolve_path(schema, ".".join(["x"] * 12))
+    assert time.perf_counter() - started < 1.0
+    assert isinstance(found, SchemaField)
+
+
+def test_hundreds_of_problems_are_placed_in_one_read_of_the_file(tmp_path, triage):
+    body = "".join(f"- id: c{i}\n  input: {{}}\n  expect: {{acton: refund}}\n" for i in range(300))
+    started = time.perf_counter()
+    found = problems(tmp_path, triage, body)
+    assert time.perf_counter() - started < 2.0  # one parse per problem took 10 s
+    assert len(found) == 300
+    path = tmp_path / "triage.yaml"
+    for i in (0, 150, 299):
+        line = field_line(path, ("cases", i, "expect", "acton"))
+        assert found[i].startswith(f"{path}:{line}: cases[{i}] (c{i}).expect.acton: ")
+
+
+def test_routes_of_the_contract_file_stay_known_when_a_run_narrows_them(tmp_path, triage):
+    # `mir eval --provider llama` loads the agent with its llama routes only
+    llama_only = [r for r in triage.contract.routes if r.provider == "llama"]
+    narrowed = replace(triage, contract=triage.contract.model_copy(update={"routes": llama_only}))
+    body = """\
+        - id: r
+          input: {}
+          assert:
+            - {type: route, value: remote, used: false}
+            - {type: route, value: scripted, used: false}
+            - {type: route, value: nowhere}
+        """
+    found = problems(tmp_path, narrowed, body)
+    assert len(found) == 1 and "unknown route 'nowhere'" in found[0]
+
+
+def test_judge_assertions_are_checked_too(tmp_path, triage):
+    body = """\
+        - id: j
+          input: {}
+          assert:
+            - {type: rubric, rubric: polite, path: reasn}
+            - {type: pairwise, criteria: better, reference: {action: refnd}}
+        """
+    found = [line.split(": ", 2)[2] for line in problems(tmp_path, triage, body)]
+    assert found == [
+        "'reasn' is not in the decision schema; did you mean 'reason'? "
+        "(fields: action, confidence, amount, reason)",
+        "unknown action 'refnd'; did you mean 'refund'? "
+        "(actions in the contract: deny, escalate, refund)",
+    ]

@@ -3,6 +3,7 @@ as a project's capability, its agents load by path, and its schemas hold their b
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -55,12 +56,14 @@ def test_both_agents_load_by_path_and_name_themselves_judge(tmp_path: Path):
 
 
 def test_the_decision_schemas_bound_what_the_judge_may_say():
-    sys.path.insert(0, str(judge_home()))
+    spec = importlib.util.spec_from_file_location("_judge_domain", judge_home() / "domain.py")
+    assert spec is not None and spec.loader is not None
+    domain = importlib.util.module_from_spec(spec)
+    sys.modules["_judge_domain"] = domain  # pydantic resolves the annotations through it
     try:
-        import domain  # type: ignore[import-not-found]
+        spec.loader.exec_module(domain)
     finally:
-        sys.path.pop(0)
-        sys.modules.pop("domain", None)
+        del sys.modules["_judge_domain"]
     grade = domain.Grade(reason="polite and complete", verdict="pass", score=0.9, confidence=1)
     assert list(domain.Grade.model_json_schema()["properties"]) == [
         "reason",

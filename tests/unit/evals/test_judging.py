@@ -116,6 +116,9 @@ def test_the_judge_sees_both_orders(project, opened):
     finally:
         store.close()
     assert {e.agent for e in snapshots} == {"judge.compare"}
+    # judgements are eval flows: never production decisions, nothing executed or claimed
+    assert {e.data.get("source") for e in snapshots} == {"eval"}
+    assert not (project / ".mir" / "executions.db").exists()
     shown = sorted(
         (e.data["input"]["a"]["reply"], e.data["input"]["b"]["reply"]) for e in snapshots
     )
@@ -152,10 +155,22 @@ def test_rubric_grading_passes_at_min_score(project, opened):
     good, bad = judge.grade(rubric, CASE, MINE), judge.grade(rubric, CASE, MINE)
     assert (good.passed, good.score, good.reason, good.path) == (True, 0.8, "because", "reply")
     assert (bad.passed, bad.score) == (False, 0.3)
-    assert bad.message == "judge score 0.3 < 0.5"
+    assert bad.message == "judge said fail with score 0.3 (needs pass and >= 0.5)"
     strict = Rubric(type="rubric", rubric="Polite?", min_score=0.75, gate=False)
     result = judge.grade(strict, CASE, MINE)
     assert (result.passed, result.gating) == (False, False)
+
+
+def test_a_pass_verdict_with_a_low_score_is_not_a_pass(project, opened):
+    # SmolLM2 answers "pass" with score 0: the assertion and the calibration both read it
+    # as a fail, so the kappa a calibration measures is that of what gates.
+    judge = scripted_judge(
+        project, said(verdict="pass", score=0.0), said(verdict="fail", score=0.9)
+    )
+    opened.append(judge)
+    rubric = Rubric(type="rubric", rubric="Is the reply polite?", path="reply")
+    assert judge.grade(rubric, CASE, MINE).passed is False
+    assert judge.grade(rubric, CASE, MINE).passed is False
 
 
 def test_a_judge_without_a_valid_verdict_leaves_the_assertion_unevaluated(project, opened):
@@ -277,12 +292,18 @@ def test_route_settings_and_their_errors(project):
     )
     assert remote.identity.model_label == "litellm:openai/gpt-4o-mini"
     assert remote.route.api_base == "http://127.0.0.1:1"
-    # a responses file alone means scripted; the run's --provider applies when the suite is silent
+    # judge responses are replayed only when the judge runs scripted: its own provider,
+    # or a scripted run (offline replay) of a suite whose judge names none
     (project / "j.jsonl").write_text("")
-    replay = open_judge(JudgeSettings(responses="j.jsonl"), suite_dir=project, project=proj)
+    recorded = JudgeSettings(responses="j.jsonl")
+    real = open_judge(recorded, suite_dir=project, project=proj)
+    assert (real.route.provider, real.route.responses) == ("llama", None)
+    assert real.identity.model_label == "llama:default"
+    replay = open_judge(recorded, suite_dir=project, project=proj, provider="scripted")
     assert replay.route.provider == "scripted" and replay.route.responses == str(
         project / "j.jsonl"
     )
+    assert replay.identity.model_label == "scripted"
     with pytest.raises(ConfigError, match="names no judge responses"):
         open_judge(JudgeSettings(), suite_dir=project, project=proj, provider="scripted")
     # the agent's --provider is not the judge's: its calibration must keep holding
@@ -294,3 +315,22 @@ def test_route_settings_and_their_errors(project):
         open_judge(explicit, suite_dir=project, project=proj, provider="scripted").route.provider
         == "litellm"
     )
+
+
+def test_a_response_cache_reaches_the_judge_only_where_the_runtime_takes_it(project, opened):
+    """mir eval passes its cache folder; a runtime without the cache still judges."""
+    import inspect
+
+    from mir.runtime import load_agent
+
+    (project / "judge.jsonl").write_text(said(verdict="pass", score=1.0) + "\n")
+    settings = JudgeSettings(provider="scripted", responses="judge.jsonl")
+    cache = project / ".mir" / "cache"
+    judge = open_judge(
+        settings, suite_dir=project, project=find_project(project), response_cache=cache
+    )
+    opened.append(judge)
+    result = judge.grade(Rubric(type="rubric", rubric="Polite?"), CASE, MINE)
+    assert result.passed is True
+    takes_cache = "response_cache" in inspect.signature(load_agent).parameters
+    assert judge._cache_option(load_agent) == ({"response_cache": cache} if takes_cache else {})

@@ -1,0 +1,90 @@
+"""``mir eval``'s progress on stderr: a rich bar on a terminal (done/total, passed,
+failed, ETA), one plain line per finished case run otherwise (CI logs)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mir.cli.output import error_console
+
+if TYPE_CHECKING:
+    from mir.evals import CaseRun
+
+
+def eval_progress(*, quiet: bool = False) -> Any:
+    """The progress the CLI hands to ``run_eval`` (None: print nothing)."""
+    if quiet:
+        return None
+    return BarProgress() if error_console().is_terminal else LineProgress()
+
+
+class LineProgress:
+    def __init__(self) -> None:
+        self.total = self.done = 0
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def advance(self, suite: str, run: CaseRun) -> None:
+        self.done += 1
+        verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")
+        outcome = f"{run.status or '-'}/{run.action or '-'}"
+        width = len(str(self.total))
+        line = (
+            f"[{self.done:>{width}}/{self.total}] {verdict:<5} {suite} {run.case_id}"
+            f" #{run.repeat + 1} {outcome} {run.latency_ms:.0f} ms"
+        )
+        error_console().print(line, markup=False, highlight=False)
+
+    def stop(self, reason: str) -> None:
+        error_console().print(
+            f"{reason}: finishing the runs in flight (Ctrl-C again to stop at once)",
+            markup=False,
+        )
+
+    def finish(self) -> None:
+        pass
+
+
+class BarProgress:
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.passed = self.failed = 0
+        self._bar = Progress(
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=error_console(),
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, total: int) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task("eval", total=total, passed=0, failed=0)
+
+    def advance(self, suite: str, run: CaseRun) -> None:
+        if run.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+        self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed)
+
+    def stop(self, reason: str) -> None:
+        self._bar.console.print(
+            f"{reason}: finishing the runs in flight (Ctrl-C again to stop at once)",
+            markup=False,
+        )
+
+    def finish(self) -> None:
+        self._bar.stop()

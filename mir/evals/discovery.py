@@ -1,0 +1,148 @@
+"""Finding the suites ``mir eval`` runs, and the agent each one tests.
+
+``mir eval`` runs every ``capabilities/*/evals/*.yaml`` of the project; ``mir eval PATH``
+a suite file or the suites under a folder; ``mir eval CAPABILITY.AGENT`` that agent's
+suites. A suite names its agent as ``triage`` (the capability of the suite's folder)
+or ``capability.agent``. Every failure here is one line, exit 2, before any model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mir.contracts import EvalSuite, field_line, load_eval_suite
+from mir.errors import ConfigError, UsageError
+from mir.project import Project
+
+SUITE_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A loaded suite and the agent it tests."""
+
+    path: Path  # absolute
+    ref: str  # relative to the project root (what reports and baselines name)
+    suite: EvalSuite
+    agent: str  # "capability.agent"
+
+    @property
+    def agent_name(self) -> str:
+        return self.agent.partition(".")[2]
+
+
+def find_suites(targets: Sequence[str | Path], project: Project) -> list[SuiteFile]:
+    """The suites the targets name, loaded, each once, in a stable order."""
+    paths: list[Path] = []
+    wanted_agents: dict[Path, str] = {}
+    if not targets:
+        paths = _project_suites(project)
+        if not paths:
+            raise UsageError(
+                f"no eval suites in {_shown(project.capabilities_dir, project)}/*/evals/",
+                hint="`mir new agent CAPABILITY NAME` writes one: evals/NAME.yaml",
+            )
+    for target in targets:
+        found, agent = _suites_of(str(target), project)
+        for path in found:
+            if agent is not None:
+                wanted_agents[path] = agent
+        paths += found
+    suites: list[SuiteFile] = []
+    for path in dict.fromkeys(paths):
+        suite = load_eval_suite(path)
+        agent = suite_agent(suite, path, project)
+        wanted = wanted_agents.get(path)
+        if wanted is not None and agent != wanted:
+            continue  # a suite of another agent in the same capability
+        suites.append(SuiteFile(path, _shown(path, project), suite, agent))
+    if not suites:  # only reachable for CAPABILITY.AGENT
+        name = next(iter(wanted_agents.values()))
+        raise UsageError(f"no eval suite tests {name}", hint=_create_hint(name))
+    return suites
+
+
+def suite_agent(suite: EvalSuite, path: Path, project: Project) -> str:
+    """``capability.agent`` of the suite's ``agent:``; its contract must exist."""
+    name = suite.agent.strip()
+    if "." in name:
+        capability, _, agent = name.partition(".")
+    else:
+        capability, agent = _capability_of(path, project), name
+    contract = project.capabilities_dir / capability / "agents" / f"{agent}.yaml"
+    if not capability or not agent or not contract.is_file():
+        line = field_line(path, ("agent",))
+        where = f"{path}:{line}" if line else str(path)
+        others = sorted(project.capabilities_dir.glob(f"*/agents/{agent or name}.yaml"))
+        hint = (
+            "did you mean " + " or ".join(f"`{p.parent.parent.name}.{agent}`" for p in others)
+            if others
+            else "name an agent of capabilities/*/agents/ ('triage' or 'capability.agent')"
+        )
+        raise ConfigError(f"agent {suite.agent!r}: no contract {contract}", where=where, hint=hint)
+    return f"{capability}.{agent}"
+
+
+def _project_suites(project: Project) -> list[Path]:
+    root = project.capabilities_dir
+    return sorted(p for s in SUITE_SUFFIXES for p in root.glob(f"*/evals/*{s}") if p.is_file())
+
+
+def _suites_of(target: str, project: Project) -> tuple[list[Path], str | None]:
+    path = Path(target)
+    if path.is_file():
+        if path.suffix not in SUITE_SUFFIXES:
+            raise UsageError(f"{target}: not a suite file", hint="suites are evals/*.yaml")
+        return [path.resolve()], None
+    if path.is_dir() and path.resolve() == project.root.resolve():
+        return _project_suites(project), None  # not .venv/, examples/ or tests/ suites
+    if path.is_dir():
+        pattern = "*" if path.name == "evals" else "**/evals/*"
+        found = sorted(p.resolve() for s in SUITE_SUFFIXES for p in path.glob(f"{pattern}{s}"))
+        if not found:
+            raise UsageError(f"no eval suites under {target}", hint="suites are evals/*.yaml")
+        return found, None
+    if path.suffix in SUITE_SUFFIXES or "/" in target or "\\" in target:
+        raise UsageError(f"suite file not found: {target}")
+    capability, _, agent = target.partition(".")
+    if not capability or not agent or "." in agent:
+        raise UsageError(
+            f"{target!r}: not a suite file, folder or agent",
+            hint="give PATH (a suite or a folder) or CAPABILITY.AGENT, e.g. refunds.triage",
+        )
+    contract = project.capabilities_dir / capability / "agents" / f"{agent}.yaml"
+    if not contract.is_file():
+        others = sorted(project.capabilities_dir.glob(f"*/agents/{agent}.yaml"))
+        hint = (
+            "did you mean " + " or ".join(f"`{p.parent.parent.name}.{agent}`" for p in others)
+            if others
+            else "see `mir agents` for the project's agents"
+        )
+        raise UsageError(f"unknown agent {target!r}: no {_shown(contract, project)}", hint=hint)
+    found = sorted(
+        p for s in SUITE_SUFFIXES for p in (contract.parent.parent / "evals").glob(f"*{s}")
+    )
+    if not found:
+        raise UsageError(f"no eval suite tests {target}", hint=_create_hint(target))
+    return [p.resolve() for p in found], target
+
+
+def _capability_of(path: Path, project: Project) -> str:
+    folder = path.resolve().parent
+    if folder.name == "evals":
+        return folder.parent.name
+    return ""
+
+
+def _create_hint(agent: str) -> str:
+    capability, _, name = agent.partition(".")
+    return f"write capabilities/{capability}/evals/{name}.yaml (format: `mir schema`)"
+
+
+def _shown(path: Path, project: Project) -> str:
+    try:
+        return path.resolve().relative_to(project.root.resolve()).as_posix()
+    except ValueError:
+        return str(path)

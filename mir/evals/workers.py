@@ -1,0 +1,211 @@
+"""Where case runs run: in this process (``jobs == 1``) or in N forked worker processes,
+each reported as it finishes and returned by task number. Whatever the order they
+finish in, a scripted replay line belongs to its run (``Task.response``), and a scripted
+judge is graded here in case order, so results do not depend on ``-j``.
+
+Ctrl-C: the first one stops starting new runs (those in flight finish, so no flow is
+left half-written) and the partial results are returned; a second one interrupts at once.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import multiprocessing.util
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from mir.evals.domain import CaseRun
+from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
+
+_WORKER: CaseRunner | None = None
+
+
+def _start_worker(settings: Settings, plans: Sequence[SuitePlan]) -> None:
+    global _WORKER
+    # Ctrl-C is the parent's to handle: it lets the runs in flight finish, then stops us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER = CaseRunner(settings, plans)
+    # Run when the pool shuts the worker down (atexit is not): its trace segment is
+    # closed, so it can be compacted like any finished process's.
+    multiprocessing.util.Finalize(None, _WORKER.close, exitpriority=10)
+
+
+def _run_in_worker(tasks: Sequence[Task]) -> list[CaseRun]:
+    assert _WORKER is not None
+    return [_WORKER.run(task) for task in tasks]
+
+
+# A batch of fast runs (scripted: ~1 ms each) amortises the pipe between processes; a
+# slow model's runs go one by one, so progress and Ctrl-C stay prompt.
+BATCH_MS = 40.0
+MAX_BATCH = 64
+
+
+def batch_size(mean_ms: float | None) -> int:
+    if mean_ms is None:
+        return 1  # nothing measured yet
+    return max(1, min(MAX_BATCH, int(BATCH_MS / max(mean_ms, 0.01))))
+
+
+class Stop:
+    """Set by the first Ctrl-C (or by a caller): no new run starts."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def __bool__(self) -> bool:
+        return self.event.is_set()
+
+    def set(self) -> None:
+        self.event.set()
+
+
+@contextmanager
+def first_interrupt_stops(stop: Stop, on_stop: Callable[[], None]) -> Iterator[None]:
+    """The first SIGINT sets ``stop``; a second one raises KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop:
+            raise KeyboardInterrupt
+        stop.set()
+        on_stop()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def execute(
+    tasks: Sequence[Task],
+    *,
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    runner: CaseRunner,
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    """Every task's CaseRun by task number (fewer when stopped). ``runner`` runs them
+    in this process when ``jobs`` is 1 (and is closed); N workers open their own."""
+    if jobs <= 1 or len(tasks) <= 1:
+        here = [replace(t, judge_later=False) if t.judge_later else t for t in tasks]
+        return _in_process(here, runner, done, stop)
+    later = [t for t in tasks if t.judge_later]
+    if later:
+        return _judged_later(tasks, settings, plans, runner, jobs, done, stop)
+    runner.close()
+    return _in_workers(tasks, settings, plans, min(jobs, len(tasks)), done, stop)
+
+
+def _in_process(
+    tasks: Sequence[Task], runner: CaseRunner, done: Callable[[Task, CaseRun], None], stop: Stop
+) -> dict[int, CaseRun]:
+    runs: dict[int, CaseRun] = {}
+    try:
+        for task in tasks:
+            if stop:
+                break
+            runs[task.number] = run = runner.run(task)
+            done(task, run)
+    finally:
+        runner.close()
+    return runs
+
+
+def _judged_later(
+    tasks: Sequence[Task],
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    runner: CaseRunner,
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    """Workers decide and check; this process grades the judge assertions in case order
+    as the runs come in (a scripted judge's lines are consumed in that order, whatever
+    ``-j`` is). Workers are handed runs in case order, so what arrives is a prefix."""
+    runner.close()
+    order = iter(sorted(t.number for t in tasks))
+    expected = next(order, None)
+    waiting: dict[int, tuple[Task, CaseRun]] = {}
+    runs: dict[int, CaseRun] = {}
+
+    def arrive(task: Task, run: CaseRun) -> None:
+        nonlocal expected
+        waiting[task.number] = (task, run)
+        while expected is not None and expected in waiting:
+            ready, decided = waiting.pop(expected)
+            graded = runner.judge_later(ready, decided) if ready.judge_later else decided
+            runs[ready.number] = graded
+            done(ready, graded)
+            expected = next(order, None)
+
+    try:
+        _in_workers(tasks, settings, plans, jobs, arrive, stop)
+    finally:
+        runner.close()
+    return runs
+
+
+def _in_workers(
+    tasks: Sequence[Task],
+    settings: Settings,
+    plans: Sequence[SuitePlan],
+    jobs: int,
+    done: Callable[[Task, CaseRun], None],
+    stop: Stop,
+) -> dict[int, CaseRun]:
+    # fork where there is one: a worker starts with mir and the user's code already
+    # imported (spawn re-imports them, ~1 s a worker). Nothing that must not be shared
+    # is open here: the runner closed its agents and trace store before the pool starts.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    runs: dict[int, CaseRun] = {}
+    # What exists now is shared with the forked workers; frozen, their garbage collector
+    # does not walk it (which would copy every page it touches into each worker).
+    gc.freeze()
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_start_worker, initargs=(settings, plans)
+    )
+    queue, taken = list(tasks), 0
+    # A few batches in flight per worker, not every run: Ctrl-C then has little to wait
+    # for, and waiting on the futures stays cheap (wait() visits every one it is given).
+    window = jobs * 2
+    spent_ms, measured = 0.0, 0
+    try:
+        pending: dict[Future[list[CaseRun]], list[Task]] = {}
+        while True:
+            while not stop and taken < len(queue) and len(pending) < window:
+                size = batch_size(spent_ms / measured if measured else None)
+                batch, taken = queue[taken : taken + size], taken + size
+                pending[pool.submit(_run_in_worker, batch)] = batch
+            if not pending:
+                break
+            finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                batch = pending.pop(future)
+                for task, run in zip(batch, future.result(), strict=True):
+                    runs[task.number] = run
+                    spent_ms += run.latency_ms
+                    measured += 1
+                    done(task, run)
+    except BaseException:
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()  # a second Ctrl-C, or a config error: stop now
+        pool.shutdown(wait=False, cancel_futures=True)
+        gc.unfreeze()
+        raise
+    pool.shutdown(wait=True)
+    gc.unfreeze()
+    return runs
