@@ -257,6 +257,9 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("traces", "mir traces list"): listing_finds_flows,
     ("traces", "mir traces show"): on_a_real_flow_prefix,
     ("evals", "mir"): run_as_written,
+    ("drift", "cd"): run_as_written,
+    ("drift", "python"): run_as_written,
+    ("drift", "mir"): run_as_written,
 }
 
 
@@ -304,6 +307,17 @@ def support_desk_copy(tmp_path: Path) -> Path:
     return root
 
 
+def repository_with_the_example(tmp_path: Path) -> Path:
+    """The support desk example at its place in a copy of the repository layout."""
+    target = tmp_path / "repo" / "examples" / "support_desk"
+    shutil.copytree(
+        REPO / "examples" / "support_desk",
+        target,
+        ignore=shutil.ignore_patterns(".mir", "__pycache__", ".pytest_cache"),
+    )
+    return tmp_path / "repo"
+
+
 @dataclass(frozen=True)
 class Scenario:
     sections: tuple[str, ...]  # run in this order, in one sandbox
@@ -316,6 +330,7 @@ SCENARIOS = {
     "lint": Scenario(("lint",), scaffolded_project_with_contracts),
     "runtime-traces": Scenario(("runtime", "traces"), runtime_project),
     "evals": Scenario(("evals",), support_desk_copy),
+    "drift": Scenario(("drift",), repository_with_the_example),
 }
 # These call the embedded SmolLM2 model (`mir run agent` on a `llama` route).
 SLOW = {"quick-start", "scaffold", "runtime-traces"}
