@@ -91,7 +91,32 @@ def decisions_only(root: Path, cases: int) -> float:
     return time.perf_counter() - started
 
 
-def mir_eval(root: Path, jobs: int = 1) -> tuple[float, int]:
+class Phase:
+    """Times the case-running phase alone (start -> finish as run_eval reports them):
+    loading and checking the suite before it, and the report after it, are serial
+    whatever ``-j`` is."""
+
+    def __init__(self) -> None:
+        self.started = self.finished = 0.0
+
+    def start(self, total: int) -> None:
+        self.started = time.perf_counter()
+
+    def advance(self, suite: str, run: object) -> None:
+        pass
+
+    def stop(self, reason: str) -> None:
+        pass
+
+    def finish(self) -> None:
+        self.finished = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return self.finished - self.started
+
+
+def mir_eval(root: Path, jobs: int = 1, phase: Phase | None = None) -> tuple[float, int]:
     started = time.perf_counter()
     report = mir.run_eval(
         [root / SUITE],
@@ -99,6 +124,7 @@ def mir_eval(root: Path, jobs: int = 1) -> tuple[float, int]:
         responses=root / "responses.jsonl",
         jobs=jobs,
         cache=False,
+        progress=phase,
     )
     elapsed = time.perf_counter() - started
     result = report.suites[0]
@@ -182,12 +208,22 @@ def main() -> int:
             row(f"inspect_ai eval, {args.cases} samples, mockllm", f"{inspect_s:.2f} s")
             row("(b) mir / inspect_ai wall time", f"{ratio:.2f}x", "<= 0.5x", ratio <= 0.5)
         big = project(folder, args.jobs_cases, name="jobs-app")
-        one_s, _ = mir_eval(big, jobs=1)
-        two_s, _ = mir_eval(big, jobs=2)
+        one, two = Phase(), Phase()
+        one_s, _ = mir_eval(big, jobs=1, phase=one)
+        two_s, _ = mir_eval(big, jobs=2, phase=two)
         speedup = one_s / two_s
+        running = one.seconds / two.seconds
         row(f"mir.run_eval, {args.jobs_cases} cases, -j 1", f"{one_s:.2f} s")
         row(f"mir.run_eval, {args.jobs_cases} cases, -j 2", f"{two_s:.2f} s")
-        row("(c) -j 2 / -j 1 throughput", f"{speedup:.2f}x", ">= 1.6x", speedup >= 1.6)
+        row("  of which running cases, -j 1", f"{one.seconds:.2f} s")
+        row("  of which running cases, -j 2", f"{two.seconds:.2f} s")
+        row("(c) -j 2 / -j 1 throughput, whole run", f"{speedup:.2f}x", ">= 1.6x", speedup >= 1.6)
+        row(
+            "(c') -j 2 / -j 1 throughput, running cases",
+            f"{running:.2f}x",
+            ">= 1.6x",
+            running >= 1.6,
+        )
         if args.llama_cases:
             cold, warm = llama_cache(folder, args.llama_cases)
             share = warm / cold
