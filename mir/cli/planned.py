@@ -1,21 +1,16 @@
-"""``mir drift``: named in the docs, not built yet.
+"""Commands named in the docs and the scaffolded files before they are built.
 
-It exists so that a user who reads about it learns what the command will do and where
-its progress is tracked, instead of "No such command". It exits 2 (a usage error:
-nothing ran) whatever it is given.
+None at the moment (`mir eval` and `mir drift` are built). A planned command exists so
+that a user who reads about it learns what it will do and where its progress is tracked,
+instead of "No such command"; it exits 2 (a usage error: nothing ran) whatever it is given.
 """
 
 from __future__ import annotations
 
 import typer
 
-_PLANNED = {
-    "drift": (
-        "watch agents' decisions for drift and suspend an agent past a threshold "
-        "(today: `mir agents suspend` by hand)",
-        "Watch agents for drift and suspend them (not built yet).",
-    ),
-}
+# name -> (what it will do, its one-line summary)
+_PLANNED: dict[str, tuple[str, str]] = {}
 
 
 def register(app: typer.Typer) -> None:

@@ -87,16 +87,24 @@ def all_schemas() -> dict[str, dict]:
     """
     from mir.boundaries import LintSettings
     from mir.contracts import json_schemas
+    from mir.drift import AlertSettings, DriftReport
     from mir.evals import EvalReport
     from mir.inference import ModelSettings
     from mir.traces import TraceSettings
 
-    sections = {"lint": LintSettings, "model": ModelSettings, "traces": TraceSettings}
+    sections = {
+        "lint": LintSettings,
+        "model": ModelSettings,
+        "traces": TraceSettings,
+        "alerts": AlertSettings,
+    }
     return {
         **json_schemas(),
         # what `mir eval --format json` prints (an output, so its serialized form)
         "eval-report.schema.json": EvalReport.model_json_schema(mode="serialization"),
         **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
+        # what `mir drift --format json` prints
+        "drift-report.schema.json": DriftReport.model_json_schema(),
     }
 
 

@@ -2,6 +2,7 @@
 
 from mir.contracts.application import json_schemas
 from mir.contracts.domain import (
+    DRIFT_METRICS,
     LAYERS,
     ActionSpec,
     AgentContract,
@@ -9,6 +10,8 @@ from mir.contracts.domain import (
     BoundLimit,
     Budget,
     DecisionSpec,
+    DriftLevel,
+    DriftSettings,
     Ensemble,
     Fallback,
     InputSpec,
@@ -20,6 +23,7 @@ from mir.contracts.domain import (
     Rule,
     RuleCondition,
     Scope,
+    is_drift_metric,
 )
 from mir.contracts.entrypoints import (
     field_line,
@@ -42,6 +46,7 @@ from mir.contracts.eval_suite import (
 
 __all__ = [
     "ASSERTION_TIERS",
+    "DRIFT_METRICS",
     "LAYERS",
     "ActionSpec",
     "AgentContract",
@@ -50,6 +55,8 @@ __all__ = [
     "BoundLimit",
     "Budget",
     "DecisionSpec",
+    "DriftLevel",
+    "DriftSettings",
     "Ensemble",
     "EvalCase",
     "EvalSuite",
@@ -69,6 +76,7 @@ __all__ = [
     "Scope",
     "Tier",
     "field_line",
+    "is_drift_metric",
     "json_schemas",
     "load_contract",
     "load_eval_suite",

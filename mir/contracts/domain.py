@@ -252,6 +252,82 @@ class Fallback(_Strict):
     default: Rule | None = None
 
 
+# Metric names a contract's `drift.thresholds` may name (the drift capability computes
+# them); decision fields add `field.<name>.<statistic>`.
+DRIFT_METRICS: tuple[str, ...] = (
+    "action.js",
+    "action.psi",
+    "confidence.ks",
+    "confidence.wasserstein",
+    "confidence.psi",
+    "rate.schema_violation",
+    "rate.fallback",
+    "rate.review_requested",
+    "rate.human_override",
+    "rate.stale",
+    "rate.executor_error",
+    "latency.p50",
+    "latency.p95",
+    "latency.p99",
+    "tokens.mean",
+    "cost.mean",
+    "change.contract",
+    "change.prompt",
+    "change.model",
+    "limits.hugging",
+)
+DRIFT_FIELD_STATISTICS: tuple[str, ...] = ("js", "psi", "ks", "wasserstein")
+
+
+def is_drift_metric(name: str) -> bool:
+    if name in DRIFT_METRICS:
+        return True
+    head, _, statistic = name.rpartition(".")
+    prefix, _, field = head.partition(".")
+    return prefix == "field" and bool(field) and statistic in DRIFT_FIELD_STATISTICS
+
+
+class DriftLevel(_Strict):
+    """Where a metric warns and where it suspends the agent (either may be left out)."""
+
+    warn: float | None = Field(None, ge=0)
+    suspend: float | None = Field(None, ge=0)
+
+
+class DriftSettings(_Strict):
+    """Drift thresholds of one agent (`mir drift`, `mir drift check`): metric -> levels."""
+
+    min_samples: int = Field(
+        200, ge=1, description="Below this many decisions in either window: not enough data."
+    )
+    alpha: float = Field(
+        0.01,
+        gt=0,
+        lt=1,
+        description="A metric with a p-value warns only below alpha and suspends only below "
+        "alpha / 10: a large-looking change on few decisions is not evidence.",
+    )
+    thresholds: dict[str, DriftLevel] = Field(
+        default_factory=dict,
+        description="Overrides of the default levels, e.g. {'action.psi': {warn: 0.1, "
+        "suspend: 0.3}}; names: "
+        + ", ".join(DRIFT_METRICS)
+        + ", field.<name>.<"
+        + "|".join(DRIFT_FIELD_STATISTICS)
+        + ">.",
+    )
+
+    @model_validator(mode="after")
+    def _known_metrics(self) -> DriftSettings:
+        unknown = [name for name in self.thresholds if not is_drift_metric(name)]
+        if unknown:
+            raise ValueError(
+                f"unknown drift metric(s) {', '.join(map(repr, unknown))}; known: "
+                f"{', '.join(DRIFT_METRICS)}, field.<name>.<{'|'.join(DRIFT_FIELD_STATISTICS)}>"
+            )
+        return self
+
+
 class AgentContract(_Strict):
     """A responsibility contract: what an agent may see, decide and trigger."""
 
@@ -281,6 +357,9 @@ class AgentContract(_Strict):
     )
     ensemble: Ensemble | None = None
     fallback: Fallback = Field(default_factory=Fallback)
+    drift: DriftSettings = Field(
+        default_factory=DriftSettings, description="Drift thresholds (`mir drift check`)."
+    )
 
     @model_validator(mode="after")
     def _cross_refs(self) -> AgentContract:

@@ -7,9 +7,9 @@ A labels file is JSONL, one human judgement a line, in one of two kinds:
 
 The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
 against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
-A rubric line compares the judge's ``verdict`` (pass/fail) with the label; in a suite a
-rubric assertion passes on ``score >= min_score``, so a judge whose score contradicts
-its verdict shows up in the report's scores, not here. A judge flow that ends without a
+A rubric line compares the judge's pass (verdict ``pass`` AND score >= the rubric
+assertion's default ``min_score``, 0.5: the rule a suite's rubric assertion applies)
+with the label, so the kappa measured is the kappa of what gates. A judge flow that ends without a
 verdict counts as the label ``no verdict``: a disagreement, never dropped.
 Each run appends one record per kind to ``judge-calibration.json`` beside the labels
 (a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mir.contracts import Rubric
 from mir.errors import ConfigError
 from mir.evals.kappa import Agreement, agreement
 
@@ -42,6 +43,8 @@ KIND_LABELS: dict[str, tuple[str, ...]] = {
 }
 # The judge's column when its flow ended without a verdict: a disagreement, never dropped.
 NO_VERDICT = "no verdict"
+# What a rubric assertion needs unless it says otherwise (the same rule as the suite's).
+DEFAULT_MIN_SCORE: float = Rubric.model_fields["min_score"].default
 RECORDS_FILE = "judge-calibration.json"
 
 
@@ -291,7 +294,9 @@ def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> J
             line=number,
             kind="rubric",
             label=example.label,
-            verdict=graded.verdict or NO_VERDICT,
+            verdict=NO_VERDICT
+            if graded.verdict is None
+            else ("pass" if graded.passes(DEFAULT_MIN_SCORE) else "fail"),
             reason=graded.reason or graded.problem or "",
         )
     pair = judge.compare_answers(

@@ -82,6 +82,13 @@ class GradeOutcome:
     flow_id: str
     problem: str | None = None
 
+    def passes(self, min_score: float) -> bool:
+        """What a rubric assertion and a calibration both count as the judge's "pass":
+        the verdict says pass AND the score reaches ``min_score``. One rule for both, so
+        the kappa a calibration measures is the kappa of what gates (a small model
+        answers "pass" with score 0; that is not a pass)."""
+        return self.verdict == "pass" and self.score is not None and self.score >= min_score
+
 
 @dataclass(frozen=True)
 class PairOutcome:
@@ -182,13 +189,14 @@ class Judge:
     def grade(
         self, assertion: Rubric, case: EvalCase, decision: dict[str, Any] | None
     ) -> AssertionResult:
-        """A rubric assertion: passed when the judge's score reaches ``min_score``."""
+        """A rubric assertion: passed when the judge says pass with a score of at least
+        ``min_score`` (``GradeOutcome.passes``)."""
         base = {
             "type": "rubric",
             "tier": "judge",
             "path": assertion.path,
             "gating": assertion.gate and self.gating()[0],
-            "expected": f"score >= {assertion.min_score:g}",
+            "expected": f"pass, score >= {assertion.min_score:g}",
         }
         if decision is None:
             return AssertionResult(**base, passed=None, message="no decision to grade")
@@ -201,14 +209,17 @@ class Judge:
         if graded.problem is not None:
             return AssertionResult(**base, passed=None, message=graded.problem)
         assert graded.score is not None
-        passed = graded.score >= assertion.min_score
+        passed = graded.passes(assertion.min_score)
         return AssertionResult(
             **base,
             passed=passed,
-            actual=graded.score,
+            actual=f"{graded.verdict}, score {graded.score:g}",
             score=graded.score,
             reason=graded.reason,
-            message="" if passed else f"judge score {graded.score:g} < {assertion.min_score:g}",
+            message=""
+            if passed
+            else f"judge said {graded.verdict} with score {graded.score:g} "
+            f"(needs pass and >= {assertion.min_score:g})",
         )
 
     def compare(

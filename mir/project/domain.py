@@ -33,6 +33,9 @@ class MirSettings(BaseModel):
     model: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.model] defaults.")
     traces: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.traces] settings.")
     eval: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.eval] settings.")
+    alerts: dict[str, Any] = Field(
+        default_factory=dict, description="[tool.mir.alerts]: where drift warnings go."
+    )
 
 
 def describe_validation_error(

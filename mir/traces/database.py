@@ -59,6 +59,24 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             "INSERT INTO adopted SELECT name FROM segments",
         ),
     ),
+    (
+        "0005_create_drift",
+        # Owned by the drift capability: one row per metric per agent per run (what
+        # `mir drift history` plots), and the frozen reference windows it compares with.
+        (
+            "CREATE TABLE drift_metrics (run_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, "
+            "metric VARCHAR NOT NULL, kind VARCHAR NOT NULL, "
+            "reference_start TIMESTAMPTZ, reference_end TIMESTAMPTZ, "
+            "current_start TIMESTAMPTZ, current_end TIMESTAMPTZ, reference_n BIGINT, "
+            "current_n BIGINT, reference_value DOUBLE, current_value DOUBLE, value DOUBLE, "
+            "p_value DOUBLE, warn DOUBLE, suspend DOUBLE, verdict VARCHAR NOT NULL, "
+            'window_spec VARCHAR, "at" TIMESTAMPTZ NOT NULL)',
+            'CREATE INDEX drift_metrics_agent ON drift_metrics (agent, metric, "at")',
+            "CREATE TABLE drift_references (agent VARCHAR NOT NULL, name VARCHAR NOT NULL, "
+            "first_flow_at TIMESTAMPTZ NOT NULL, last_flow_at TIMESTAMPTZ NOT NULL, "
+            'flows BIGINT NOT NULL, "at" TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, name))',
+        ),
+    ),
 )
 STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
 from mir.traces import database
-from mir.traces.compaction import compact_batch
+from mir.traces.compaction import adopt, compact_batch
 from mir.traces.domain import (
     FLOW_STATUSES,
     CompactionResult,
@@ -375,6 +375,54 @@ class TraceStore:
             )
             row = con.execute(f"SELECT count(*) FROM ({source})").fetchone()
         return int(row[0]) if row else 0
+
+    @contextmanager
+    def analysis(
+        self, *, write: bool = False
+    ) -> Iterator[tuple[duckdb.DuckDBPyConnection, Callable[[str], str], bool]]:
+        """A consistent view for analytical SQL over every stored event (drift metrics).
+
+        Yields ``(con, events, writable)``: ``events(where)`` is the SQL of every unique
+        event matching ``where`` (database and live segments). ``write=True`` holds the
+        exclusive folder lock and opens the database read-write and migrated, so a caller
+        can also write the tables its capability keeps here through a migration
+        (``drift_metrics``); compaction and readers wait, appends never do. A store that
+        is missing or not writable falls back to the shared read view (``writable`` False).
+        """
+        if not write or not self.directory.is_dir() or not os.access(self.directory, os.W_OK):
+            with self._reading() as (con, has_db, files):
+                yield con, self._events_sql(has_db, files), False
+            return
+        if self.segments_dir.is_dir():
+            self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
+        with folder_lock(self.lock_path, exclusive=True, wait=self._lock_timeout) as locked:
+            if not locked:
+                raise TraceStoreError(
+                    f"the trace store stayed locked for {self._lock_timeout:.0f}s",
+                    where=str(self.lock_path),
+                    hint="a compaction is still running; retry in a moment",
+                )
+            con = database.connect(self.db_path, read_only=False)
+            try:
+                applied = database.migrate(con)
+                if "0004_create_adopted" in applied:
+                    # as compaction does: a store written before manifests existed
+                    upgraded = "0001_create_events" not in applied
+                    adopt(con, self.manifest, self.segments_dir, upgraded=upgraded)
+                yield con, self._events_sql(True, segment_files(self.segments_dir)), True
+            except Exception as exc:
+                if database.is_database_error(exc):
+                    raise database.explain(self.db_path, exc) from exc
+                raise
+            finally:
+                con.close()
+
+    @staticmethod
+    def _events_sql(has_db: bool, files: list[Path]) -> Callable[[str], str]:
+        def events(where: str = "true") -> str:
+            return database.unique_events(has_db=has_db, files=files, where=where)
+
+        return events
 
     def _query(
         self, template: str, params: dict[str, Any], *, where: str = "true", columns: bool = False

@@ -10,16 +10,12 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize(
-    ("command", "will"),
-    [("drift", "suspend an agent past a threshold")],
-)
-def test_planned_commands_say_what_they_will_do(run_mir, tmp_path, command: str, will: str):
-    result = run_mir(command, "--anything", "x", cwd=tmp_path)
-    assert result.returncode == 2
-    [line] = result.stderr.strip().splitlines()
-    assert line.startswith(f"error: `mir {command}` is not built yet: it will")
-    assert will in line and "README's Status table" in line
+@pytest.mark.parametrize("command", ["eval", "drift"])
+def test_once_planned_commands_are_built(run_mir, tmp_path, command: str):
+    # `mir eval` and `mir drift` used to be placeholders that exited 2 "not built yet"
+    result = run_mir(command, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "not built yet" not in result.stdout
     assert command in run_mir("--help").stdout
 
 

@@ -155,10 +155,22 @@ def test_rubric_grading_passes_at_min_score(project, opened):
     good, bad = judge.grade(rubric, CASE, MINE), judge.grade(rubric, CASE, MINE)
     assert (good.passed, good.score, good.reason, good.path) == (True, 0.8, "because", "reply")
     assert (bad.passed, bad.score) == (False, 0.3)
-    assert bad.message == "judge score 0.3 < 0.5"
+    assert bad.message == "judge said fail with score 0.3 (needs pass and >= 0.5)"
     strict = Rubric(type="rubric", rubric="Polite?", min_score=0.75, gate=False)
     result = judge.grade(strict, CASE, MINE)
     assert (result.passed, result.gating) == (False, False)
+
+
+def test_a_pass_verdict_with_a_low_score_is_not_a_pass(project, opened):
+    # SmolLM2 answers "pass" with score 0: the assertion and the calibration both read it
+    # as a fail, so the kappa a calibration measures is that of what gates.
+    judge = scripted_judge(
+        project, said(verdict="pass", score=0.0), said(verdict="fail", score=0.9)
+    )
+    opened.append(judge)
+    rubric = Rubric(type="rubric", rubric="Is the reply polite?", path="reply")
+    assert judge.grade(rubric, CASE, MINE).passed is False
+    assert judge.grade(rubric, CASE, MINE).passed is False
 
 
 def test_a_judge_without_a_valid_verdict_leaves_the_assertion_unevaluated(project, opened):

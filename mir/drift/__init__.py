@@ -1,0 +1,35 @@
+"""Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
+
+from mir.drift.alerts import AlertSettings
+from mir.drift.breaker import Breaker
+from mir.drift.domain import (
+    KINDS,
+    AgentDrift,
+    DriftReport,
+    HistoryPoint,
+    Kind,
+    MetricResult,
+    Window,
+)
+from mir.drift.monitor import check, measure
+from mir.drift.references import history, snapshot, watch
+from mir.drift.windows import WindowOptions, parse_duration
+
+__all__ = [
+    "KINDS",
+    "AgentDrift",
+    "AlertSettings",
+    "Breaker",
+    "DriftReport",
+    "HistoryPoint",
+    "Kind",
+    "MetricResult",
+    "Window",
+    "WindowOptions",
+    "check",
+    "history",
+    "measure",
+    "parse_duration",
+    "snapshot",
+    "watch",
+]

@@ -1,0 +1,95 @@
+"""Change points: contract, prompt and model hashes seen in the current window and not
+in the reference, listed as likely causes of what else moved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+class ChangePoints:
+    """Part of ``DriftQueries``: reads its windows (``drift_scope`` / ``drift_flows``)."""
+
+    con: duckdb.DuckDBPyConnection
+    events: Callable[[str], str]
+    agent: str
+    agents: list[str]
+    since: datetime | None
+    _time_side: str | None
+    _time_params: dict[str, Any]
+    _hashes: dict[tuple[str, str], list[str]] | None
+
+    def changes(self) -> dict[str, list[str]]:
+        """Hashes (contract, prompt, model) seen in the current window and not before it."""
+        if self._time_side is not None:  # time windows: every agent at once, no join
+            if self._hashes is None:
+                self._hashes = self._all_changes()
+            return {
+                n: self._hashes.get((self.agent, n), []) for n in ("contract", "prompt", "model")
+            }
+        out = {}
+        for name in ("contract", "prompt", "model"):
+            if name == "model":
+                x = 'SELECT side, model AS h, "at" FROM drift_flows WHERE NOT fallback'
+            else:
+                x = (
+                    f"SELECT d.side, s.h, d.at FROM ({self._hash_source(name, self.agent)}) s "
+                    "JOIN drift_flows d USING (flow_id)"
+                )
+            rows = self.con.execute(
+                f"WITH x AS (SELECT * FROM ({x}) WHERE h IS NOT NULL AND side IS NOT NULL) "
+                "SELECT h, min(\"at\") FROM x WHERE side = 'current' AND h NOT IN "
+                "(SELECT h FROM x WHERE side = 'reference') GROUP BY h ORDER BY 2",
+                {"agents": [self.agent], **({"since": self.since} if self.since else {})}
+                if name != "model"
+                else {},
+            ).fetchall()
+            out[name] = [_new(value, first) for value, first in rows]
+        return out
+
+    def _hash_source(self, name: str, agent: str | None = None) -> str:
+        where = "list_contains($agents, agent)"
+        if self.since is not None:
+            where += ' AND "at" >= $since'
+        if name == "contract":
+            snapshots = self.events(f"{where} AND step = 'snapshot'")
+            return (
+                f"SELECT agent, flow_id, \"at\", data->>'$.contract_hash' AS h FROM ({snapshots})"
+            )
+        infers = self.events(f"{where} AND step = 'infer' AND prompt_hash IS NOT NULL")
+        return f'SELECT agent, flow_id, "at", prompt_hash AS h FROM ({infers})'
+
+    def _all_changes(self) -> dict[tuple[str, str], list[str]]:
+        assert self._time_side is not None
+        params = {"agents": self.agents, **self._time_params}
+        if self.since is not None:
+            params["since"] = self.since
+        found: dict[tuple[str, str], list[str]] = {}
+        for name in ("contract", "prompt", "model"):
+            if name == "model":
+                x = 'SELECT agent, side, model AS h, "at" FROM drift_scope WHERE NOT fallback'
+                p: dict[str, Any] = {}
+            else:
+                x = (
+                    f'SELECT agent, {self._time_side} AS side, h, "at" '
+                    f"FROM ({self._hash_source(name)})"
+                )
+                p = params
+            rows = self.con.execute(
+                f"WITH x AS (SELECT * FROM ({x}) WHERE h IS NOT NULL AND side IS NOT NULL) "
+                "SELECT agent, h, min(\"at\") FROM x c WHERE side = 'current' AND NOT EXISTS "
+                "(SELECT 1 FROM x r WHERE r.side = 'reference' AND r.agent = c.agent "
+                "AND r.h = c.h) GROUP BY agent, h ORDER BY 3",
+                p,
+            ).fetchall()
+            for agent, value, first in rows:
+                found.setdefault((agent, name), []).append(_new(value, first))
+        return found
+
+
+def _new(value: str, first: datetime) -> str:
+    return f"{value} (from {first:%Y-%m-%d %H:%M})"

@@ -1,0 +1,349 @@
+"""The drift use cases: measure, check (the breaker), snapshot, history, watch.
+
+The composition root of the capability: it finds the project, its agents and their
+contracts, opens the trace store's analysis view, and hands each agent's windows to
+``DriftQueries`` (SQL) and ``Judge`` (statistics and verdicts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from mir.contracts import AgentContract, load_contract
+from mir.drift import storage
+from mir.drift.alerts import AlertSettings, send
+from mir.drift.domain import (
+    AgentDrift,
+    DriftReport,
+    Levels,
+    MetricResult,
+    Window,
+)
+from mir.drift.metrics import Judge
+from mir.drift.queries import DriftQueries, Selection
+from mir.drift.windows import DEFAULT_REFERENCE, DEFAULT_WINDOW, WindowOptions, parse_duration
+from mir.errors import UsageError
+from mir.project import Project, find_project
+from mir.runtime import list_agents, suspend_agent
+from mir.traces import TraceEvent, TraceStore
+
+_TICK = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class _Agent:
+    name: str
+    contract: AgentContract | None
+    suspended: bool
+
+
+def _project(project: str | Path | None) -> Project:
+    return find_project(Path(project) if project is not None else None)
+
+
+def _known_agents(proj: Project) -> dict[str, _Agent]:
+    """Agents with a contract (a broken one is a config error: its thresholds are unknown)."""
+    agents = {}
+    for status in list_agents(proj.root):
+        contract = None
+        if status.contract is not None:
+            contract = load_contract(proj.root / status.contract)
+        agents[status.name] = _Agent(status.name, contract, status.suspended)
+    return agents
+
+
+def _resolve(names: Sequence[str], known: Sequence[str]) -> list[str]:
+    resolved = []
+    for name in names:
+        if name in known:
+            resolved.append(name)
+            continue
+        same = [k for k in known if k.rpartition(".")[2] == name]
+        if len(same) != 1:
+            listing = ", ".join(known) or "none"
+            raise UsageError(
+                f"no agent {name!r} in this project or its traces", hint=f"agents: {listing}"
+            )
+        resolved.append(same[0])
+    return list(dict.fromkeys(resolved))
+
+
+def _trace_agents(con: Any, events: Callable[[str], str]) -> list[str]:
+    source = events("step = 'snapshot'")
+    rows = con.execute(
+        f"SELECT DISTINCT agent FROM ({source}) WHERE agent IS NOT NULL ORDER BY 1"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _selection(
+    options: WindowOptions, now: datetime, frozen: tuple[datetime, datetime, int] | None
+) -> tuple[Selection, datetime | None, Window, Window]:
+    """The two windows, and the earliest time any of them can reach (pushed into the scan)."""
+    if options.last is not None:
+        if frozen is not None:
+            ref = Window(label=f"snapshot {options.reference}", start=frozen[0], end=frozen[1])
+            sel = Selection(
+                current_last=options.last,
+                reference_start=frozen[0],
+                reference_end=frozen[1] + _TICK,
+            )
+            return sel, None, ref, Window(label=f"last {options.last}")
+        reference_last = options.reference_last or options.last * 10
+        sel = Selection(current_last=options.last, reference_last=reference_last)
+        return (
+            sel,
+            None,
+            Window(label=f"{reference_last} before"),
+            Window(label=f"last {options.last}"),
+        )
+    span = parse_duration(options.window or DEFAULT_WINDOW, "--window")
+    current_start = now - span
+    current = Window(label=options.window or DEFAULT_WINDOW, start=current_start, end=now)
+    if frozen is not None:
+        sel = Selection(current_start, now, frozen[0], frozen[1] + _TICK)
+        ref = Window(label=f"snapshot {options.reference}", start=frozen[0], end=frozen[1])
+        return sel, min(frozen[0], current_start), ref, current
+    back = parse_duration(options.reference or DEFAULT_REFERENCE, "--reference")
+    reference = Window(
+        label=options.reference or DEFAULT_REFERENCE, start=current_start - back, end=current_start
+    )
+    sel = Selection(current_start, now, current_start - back, current_start)
+    return sel, current_start - back, reference, current
+
+
+def _judge(contract: AgentContract | None) -> Judge:
+    if contract is None:
+        return Judge()
+    drift = contract.drift
+    overrides = {
+        name: Levels(warn=level.warn, suspend=level.suspend)
+        for name, level in drift.thresholds.items()
+    }
+    return Judge(min_samples=drift.min_samples, alpha=drift.alpha, overrides=overrides)
+
+
+def _limits(contract: AgentContract | None) -> list[tuple[str, str, float | None, float | None]]:
+    if contract is None:
+        return []
+    return [
+        (action, field, limit.minimum, limit.maximum)
+        for action, spec in contract.actions.items()
+        for field, limit in spec.limits.items()
+        if limit.minimum is not None or limit.maximum is not None
+    ]
+
+
+def _measure_agent(
+    queries: DriftQueries,
+    agent: str,
+    contract: AgentContract | None,
+    options: WindowOptions,
+    now: datetime,
+    frozen: tuple[datetime, datetime, int] | None,
+) -> AgentDrift:
+    """One agent's metrics; ``queries.select`` has run for it already."""
+    _, _, reference, current = _selection(options, now, frozen)
+    queries.use(agent)
+    bounds = queries.bounds()
+    ref_b, cur_b = bounds["reference"], bounds["current"]
+    if options.last is not None:  # count windows: their times are what was found
+        reference = reference.model_copy(update={"start": ref_b.first, "end": ref_b.last})
+        current = current.model_copy(update={"start": cur_b.first, "end": cur_b.last})
+    reference = reference.model_copy(update={"decisions": ref_b.n})
+    current = current.model_copy(update={"decisions": cur_b.n})
+    if not ref_b.n and not cur_b.n:
+        return AgentDrift(agent=agent, reference=reference, current=current)
+    metrics, causes = agent_metrics(queries, contract, (ref_b.n, cur_b.n))
+    return AgentDrift(
+        agent=agent, reference=reference, current=current, metrics=metrics, likely_causes=causes
+    )
+
+
+def agent_metrics(
+    queries: DriftQueries, contract: AgentContract | None, n: tuple[int, int]
+) -> tuple[list[MetricResult], list[str]]:
+    """Every metric over the windows in ``drift_flows``, and the likely causes."""
+    judge = _judge(contract)
+    action_field = contract.decision.action_field if contract else "action"
+    confidence_field = contract.decision.confidence_field if contract else "confidence"
+    metrics = judge.categorical("action", "action", queries.categories(action_field))
+    fields = queries.fields()
+    numeric = [name for name, kind in sorted(fields.items()) if kind == "numeric"]
+    measured = queries.numerics(numeric)
+    if fields.get(confidence_field) == "numeric":
+        metrics += judge.numeric("confidence", "confidence", measured[confidence_field])
+    for name, kind in sorted(fields.items()):
+        if name in (action_field, confidence_field):
+            continue
+        if kind == "categorical":
+            metrics += judge.categorical(f"field.{name}", "categorical", queries.categories(name))
+        else:
+            metrics += judge.numeric(f"field.{name}", "numeric", measured[name])
+    for name, hits in queries.rates().items():
+        metrics.append(judge.rate(f"rate.{name}", hits))
+    costs = queries.costs()
+    for name in ("latency.p50", "latency.p95", "latency.p99", "tokens.mean", "cost.mean"):
+        ref_value = costs.get("reference", {}).get(name)
+        cur_value = costs.get("current", {}).get(name)
+        metrics.append(judge.ratio(name, ref_value, cur_value, n))
+    hugging = queries.limit_hugging(action_field, _limits(contract))
+    if hugging is not None:
+        (hr, nr), (hc, nc) = hugging["reference"], hugging["current"]
+        metrics.append(judge.rate("limits.hugging", (hr, nr, hc, nc), family="limits.hugging"))
+    causes = []
+    for what, new in queries.changes().items():
+        metrics.append(judge.change(what, new, n))
+        if n[0]:  # with no reference decisions, everything is "new": no cause to name
+            causes += [f"new {what}: {item}" for item in new]
+    return metrics, causes
+
+
+def measure(
+    project: str | Path | None = None,
+    agents: Sequence[str] = (),
+    options: WindowOptions | None = None,
+    *,
+    store: bool = True,
+) -> DriftReport:
+    """Every metric of the agents (all agents with decisions when none is named); the rows
+    are written to ``drift_metrics`` when the store is writable."""
+    options = options or WindowOptions()
+    options.check()
+    proj = _project(project)
+    known = _known_agents(proj)
+    now = options.now or datetime.now(UTC)
+    report_id = uuid4().hex
+    results: list[AgentDrift] = []
+    notes: list[str] = []
+    stored = False
+    with (
+        TraceStore.for_project(proj) as traces,
+        traces.analysis(write=store) as (con, events, writable),
+    ):
+        in_traces = _trace_agents(con, events)
+        chosen = _resolve(agents, sorted({*known, *in_traces})) if agents else in_traces
+        if not in_traces:
+            notes.append("no decisions yet")
+        queries = DriftQueries(con, events)
+        if options.frozen_reference is None and chosen:  # one pass for every agent
+            selection, since, _, _ = _selection(options, now, None)
+            queries.select(chosen, selection, since)
+        for name in chosen:
+            agent = known.get(name)
+            frozen = None
+            if options.frozen_reference is not None:
+                frozen = storage.load_reference(con, name, options.frozen_reference)
+                if frozen is None:
+                    saved = ", ".join(storage.reference_names(con, name)) or "none"
+                    raise UsageError(
+                        f"no frozen reference {options.frozen_reference!r} for {name}",
+                        hint=f"saved: {saved}; create one with `mir drift snapshot {name} "
+                        f"{options.frozen_reference}`",
+                    )
+                selection, since, _, _ = _selection(options, now, frozen)
+                queries.select([name], selection, since)
+            result = _measure_agent(
+                queries, name, agent.contract if agent else None, options, now, frozen
+            )
+            if not result.metrics:
+                notes.append(f"{name}: no production decisions in these windows")
+            results.append(result)
+        report = DriftReport(run_id=report_id, at=now, agents=results, notes=notes)
+        if store and writable and results:
+            storage.store_report(con, report, options.describe())
+            stored = True
+        elif store and not writable and results:
+            notes.append("the trace store is read-only: this run was not recorded")
+    return report.model_copy(update={"stored": stored, "notes": notes})
+
+
+def _reason(agent: AgentDrift) -> str:
+    worst = agent.tripped("suspend")[0]
+    cur, ref = agent.current, agent.reference
+    return (
+        f"drift: {worst.metric} = {worst.value:.4g} >= {worst.suspend:g} "
+        f"(current {cur.label}, {cur.decisions} decisions; reference {ref.label}, "
+        f"{ref.decisions} decisions)"
+    )
+
+
+def _payload(report: DriftReport, agent: AgentDrift, verdict: str) -> dict[str, Any]:
+    tripped = agent.tripped("suspend") + agent.tripped("warn")
+    return {
+        "event": "drift_suspend" if verdict == "suspend" else "drift_warn",
+        "agent": agent.agent,
+        "verdict": verdict,
+        "suspended": agent.suspended,
+        "run_id": report.run_id,
+        "at": report.at.isoformat(),
+        "reference": agent.reference.model_dump(mode="json"),
+        "current": agent.current.model_dump(mode="json"),
+        "metrics": [
+            m.model_dump(mode="json", exclude={"reference_histogram", "current_histogram"})
+            for m in tripped
+        ],
+        "likely_causes": agent.likely_causes,
+    }
+
+
+def check(
+    project: str | Path | None = None,
+    agents: Sequence[str] = (),
+    options: WindowOptions | None = None,
+) -> DriftReport:
+    """The breaker: measure, suspend every agent past a suspend level (reason in
+    ``agents.json`` and a trace event), and alert on warn and suspend."""
+    proj = _project(project)
+    report = measure(proj.root, agents, options)
+    alerts = proj.section("alerts", AlertSettings)
+    known = _known_agents(proj)
+    notes = list(report.notes)
+    checked = []
+    for agent in report.agents:
+        verdict = agent.verdict
+        if verdict == "suspend":
+            entry = known.get(agent.agent)
+            if entry is None:
+                notes.append(
+                    f"{agent.agent}: past a suspend level, but no contract here to suspend"
+                )
+            elif not entry.suspended:
+                reason = _reason(agent)
+                suspend_agent(agent.agent, project=proj.root, reason=reason, by="mir drift")
+                _trace_suspension(proj, agent, reason, report)
+                agent = agent.model_copy(update={"suspended": True})
+        if verdict in alerts.on and (alerts.command or alerts.webhook):
+            notes += send(alerts, _payload(report, agent, verdict))
+        checked.append(agent)
+    return report.model_copy(update={"agents": checked, "notes": notes})
+
+
+def _trace_suspension(proj: Project, agent: AgentDrift, reason: str, report: DriftReport) -> None:
+    worst = agent.tripped("suspend")
+    event = TraceEvent(
+        flow_id=uuid4().hex,
+        seq=0,
+        step="route",
+        agent=agent.agent,
+        reasons=("agent_suspended",),
+        data={
+            "event": "agent_suspended",
+            "by": "mir drift",
+            "reason": reason,
+            "run_id": report.run_id,
+            "metrics": [
+                m.model_dump(mode="json", include={"metric", "kind", "value", "p_value", "suspend"})
+                for m in worst
+            ],
+            "reference": agent.reference.model_dump(mode="json"),
+            "current": agent.current.model_dump(mode="json"),
+        },
+    )
+    with TraceStore.for_project(proj) as traces:
+        traces.append([event])

@@ -1,0 +1,388 @@
+"""SQL over the trace store: one agent's decisions per window, aggregated in DuckDB.
+
+The store's events are folded into one row per production flow (``drift_flows``, a
+temporary table holding only the two windows), and every metric is one aggregate query
+over it: counts per category, rates, quantiles, and for KS / Wasserstein the two
+empirical CDFs over the merged distinct values, computed with window functions. Python
+only sees aggregates (``statistics.py`` turns them into distances and p-values).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from mir.drift.change_points import ChangePoints
+
+if TYPE_CHECKING:
+    import duckdb
+
+# Model-output problems a retry may fix: a flow with any is a schema violation / retry.
+RETRYABLE = [
+    "not_json",
+    "truncated",
+    "output_too_large",
+    "invalid_utf8",
+    "schema_invalid",
+    "extra_field",
+    "missing_field",
+    "wrong_type",
+    "action_not_allowed",
+    "limit_exceeded",
+    "confidence_invalid",
+    "too_deep",
+    "number_too_large",
+    "binding_violated",
+]
+RATES = {
+    "schema_violation": "schema_violation",
+    "fallback": "fallback",
+    "review_requested": "review_requested",
+    "human_override": "human_override",
+    "stale": "stale",
+    "executor_error": "executor_error",
+}
+_NUMERIC_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')"
+# A categorical field with more distinct values than this is free text, not a category.
+MAX_CATEGORIES = 50
+
+# One row per finished production flow, from its `final` event alone (no group-by over
+# the flow's events): the final event carries the status, every reason met on the way
+# (retries, review, re-check, executor), the decision, and the record's wall time,
+# tokens, cost and model. Flows still pending review are counted once they end. The
+# record is parsed once, into a typed struct (`r`) holding the decision fields found.
+_FLOWS = """
+CREATE OR REPLACE TEMP TABLE drift_scope AS
+SELECT * FROM (
+  SELECT agent, flow_id, "at", status, model, cost_usd AS cost, r,
+    r.latency_ms AS latency_ms, r.tokens AS tokens,
+    list_has_any(reasons, $retryable) AS schema_violation,
+    status = 'fallback' OR provider = 'rules' AS fallback,
+    list_has_any(reasons, ['low_confidence', 'no_consensus']) AS review_requested,
+    list_contains(reasons, 'rejected_by_reviewer') AS human_override,
+    status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
+    list_contains(reasons, 'executor_error') AS executor_error,
+    {side} AS side
+  FROM (
+    SELECT agent, flow_id, "at", status, reasons, provider, model, cost_usd,
+      json_transform(data, $shape).record AS r{rank}
+    FROM ({finals})
+  )
+  WHERE flow_id NOT IN ({not_production})
+) WHERE side IS NOT NULL
+ORDER BY agent
+"""
+# Snapshots whose source is neither absent nor "production" (eval flows): a substring
+# test first, so only the rare candidates are parsed.
+_NOT_PRODUCTION = """
+SELECT flow_id FROM ({snapshots})
+WHERE contains(data, '"source"') AND NOT contains(data, '"source":"production"')
+  AND NOT contains(data, '"source": "production"')
+  AND coalesce(data->>'$.source', 'production') <> 'production'
+"""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How the two windows are cut (times are exclusive ends)."""
+
+    current_start: datetime | None = None
+    current_end: datetime | None = None
+    reference_start: datetime | None = None
+    reference_end: datetime | None = None
+    current_last: int | None = None
+    reference_last: int | None = None
+
+
+@dataclass(frozen=True)
+class Bounds:
+    first: datetime | None
+    last: datetime | None
+    n: int
+
+
+_SHAPES = {"numeric": "DOUBLE", "categorical": "VARCHAR"}
+DISCOVERY_SAMPLE = 5000
+
+
+def _field(name: str) -> str:
+    """One decision field of the parsed record (a struct; any key name is safe)."""
+    return f"struct_extract(r.decision, {_literal(name)})"
+
+
+class DriftQueries(ChangePoints):
+    """The metric queries of one agent, over ``drift_flows`` built by ``select``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, events: Callable[[str], str]) -> None:
+        self.con = con
+        self.events = events
+        self.agent = ""
+        self.since: datetime | None = None
+        self.kinds: dict[str, str] = {}
+        self.agents: list[str] = []
+        self.agent_kinds: dict[str, dict[str, str]] = {}
+        self._time_side: str | None = None
+        self._time_params: dict[str, Any] = {}
+        self._hashes: dict[tuple[str, str], list[str]] | None = None
+
+    # -- windows ---------------------------------------------------------------------
+
+    def select(self, agents: Sequence[str], selection: Selection, since: datetime | None) -> None:
+        """Build ``drift_scope``: the flows of both windows of every agent, each with its
+        ``side``, in one pass over the events (then ``use(agent)`` picks one agent)."""
+        where = "list_contains($agents, agent)" + (' AND "at" >= $since' if since else "")
+        params: dict[str, Any] = {"agents": list(agents)}
+        if since is not None:
+            params["since"] = since
+        finals = self.events(f"{where} AND step = 'final'")
+        self.agent_kinds = self._discover(finals, params)
+        decision: dict[str, str] = {}
+        for kinds in self.agent_kinds.values():
+            decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
+        # (a struct needs a member: no decision fields found at all still parses)
+        decision = decision or {"(none)": "VARCHAR"}
+        shape = {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": decision}
+        # An eval flow's snapshot comes at most a day before its final event.
+        snapshots = self.events(
+            "list_contains($agents, agent) AND step = 'snapshot'"
+            + (' AND "at" >= $since - INTERVAL 1 DAY' if since is not None else "")
+        )
+        rank = ""
+        times: dict[str, Any] = {}
+        if selection.current_last is not None:
+            rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
+            params["cur"] = selection.current_last
+            if selection.reference_last is not None:
+                side = (
+                    "CASE WHEN rn <= $cur THEN 'current' "
+                    "WHEN rn <= $cur + $ref THEN 'reference' END"
+                )
+                params["ref"] = selection.reference_last
+            else:  # a frozen reference by time, the current window by count
+                side = (
+                    'CASE WHEN rn <= $cur THEN \'current\' WHEN "at" >= $rs AND "at" < $re '
+                    "THEN 'reference' END"
+                )
+                params |= {"rs": selection.reference_start, "re": selection.reference_end}
+        else:
+            side = (
+                'CASE WHEN "at" >= $cs AND "at" < $ce THEN \'current\' '
+                'WHEN "at" >= $rs AND "at" < $re THEN \'reference\' END'
+            )
+            times = {
+                "cs": selection.current_start,
+                "ce": selection.current_end,
+                "rs": selection.reference_start,
+                "re": selection.reference_end,
+            }
+            params |= times
+        sql = (
+            _FLOWS.replace("{finals}", finals)
+            .replace("{not_production}", _NOT_PRODUCTION.replace("{snapshots}", snapshots))
+            .replace("{side}", side)
+            .replace("{rank}", rank)
+        )
+        params |= {"retryable": RETRYABLE, "shape": json.dumps({"record": shape})}
+        self.con.execute(sql, params)
+        self.agents, self.since = list(agents), since
+        self._time_side, self._time_params = (None, {}) if rank else (side, times)
+        self._hashes = None
+
+    def use(self, agent: str) -> None:
+        """Point ``drift_flows`` (what every metric reads) at one agent's flows: a view over
+        ``drift_scope``, which is sorted by agent so the filter skips other agents' rows."""
+        self.con.execute(
+            "CREATE OR REPLACE TEMP VIEW drift_flows AS SELECT * FROM drift_scope "
+            f"WHERE agent = {_literal(agent)}"
+        )
+        self.agent = agent
+        self.kinds = self.agent_kinds.get(agent, {})
+
+    def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
+        rows = self.con.execute(
+            "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
+            "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
+            "count(DISTINCT s) AS card, count(*) AS total FROM ("
+            "SELECT agent, k, json_type(d, '$.\"' || k || '\"') AS t, "
+            "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
+            "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
+            "SELECT agent, data->'$.record.decision' AS d FROM ("
+            f"SELECT agent, data FROM ({finals}) "
+            "QUALIFY row_number() OVER (PARTITION BY agent) <= $sample)) "
+            "WHERE json_type(d) = 'OBJECT')) GROUP BY agent, k",
+            {**params, "sample": DISCOVERY_SAMPLE},
+        ).fetchall()
+        kinds: dict[str, dict[str, str]] = {}
+        for agent, name, num, cat, card, total in rows:
+            if num == total:
+                kinds.setdefault(agent, {})[name] = "numeric"
+            elif cat == total and card <= MAX_CATEGORIES:
+                kinds.setdefault(agent, {})[name] = "categorical"
+        return kinds
+
+    def bounds(self) -> dict[str, Bounds]:
+        rows = self.con.execute(
+            'SELECT side, min("at"), max("at"), count(*) FROM drift_flows GROUP BY side'
+        ).fetchall()
+        found = {side: Bounds(first, last, n) for side, first, last, n in rows}
+        return {side: found.get(side, Bounds(None, None, 0)) for side in ("reference", "current")}
+
+    # -- metrics ---------------------------------------------------------------------
+
+    def categories(self, field: str) -> dict[str, dict[str, int]]:
+        """Counts per value of a categorical field, per side."""
+        if field not in self.kinds:
+            return {"reference": {}, "current": {}}
+        rows = self.con.execute(
+            f"SELECT side, coalesce(CAST({_field(field)} AS VARCHAR), '(none)') AS v, "
+            "count(*) FROM drift_flows GROUP BY ALL"
+        ).fetchall()
+        out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
+        for side, value, n in rows:
+            out[side][value] = n
+        return out
+
+    def fields(self) -> dict[str, str]:
+        """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
+        return dict(self.kinds)
+
+    def numeric(self, field: str) -> dict[str, Any]:
+        """KS, Wasserstein-1, reference-decile bins and means of one numeric field."""
+        return self.numerics([field])[field]
+
+    def numerics(self, fields: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per numeric field (a flow column when the name starts with ``@``): the KS
+        statistic and Wasserstein-1 (from the two empirical CDFs over the merged distinct
+        values), the counts per reference-decile bin, and the means; one query for all."""
+        if not fields:
+            return {}
+        columns = ", ".join(
+            f'TRY_CAST({name[1:] if name.startswith("@") else _field(name)} AS DOUBLE) AS "{i}"'
+            for i, name in enumerate(fields)
+        )
+        names = ", ".join(f'"{i}"' for i in range(len(fields)))
+        rows = self.con.execute(
+            f"""
+            WITH x AS (UNPIVOT (SELECT side, {columns} FROM drift_flows)
+                       ON {names} INTO NAME f VALUE v),
+            y AS (SELECT side, f, v FROM x WHERE v IS NOT NULL AND isfinite(v)),
+            n AS (SELECT f, count(*) FILTER (WHERE side = 'reference') AS nr,
+                         count(*) FILTER (WHERE side = 'current') AS nc,
+                         avg(v) FILTER (WHERE side = 'reference') AS mr,
+                         avg(v) FILTER (WHERE side = 'current') AS mc,
+                         list_sort(list_distinct(quantile_cont(v,
+                           [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+                           FILTER (WHERE side = 'reference'))) AS edges
+                  FROM y GROUP BY f),
+            h AS (SELECT f, v, count(*) FILTER (WHERE side = 'reference') AS r,
+                         count(*) FILTER (WHERE side = 'current') AS c FROM y GROUP BY f, v),
+            cdf AS (SELECT f, sum(r) OVER w / nr AS fr, sum(c) OVER w / nc AS fc,
+                           lead(v) OVER (PARTITION BY f ORDER BY v) - v AS dx
+                    FROM h JOIN n USING (f)
+                    WINDOW w AS (PARTITION BY f ORDER BY v ROWS UNBOUNDED PRECEDING)),
+            d AS (SELECT f, max(abs(fr - fc)) AS ks,
+                         sum(abs(fr - fc) * coalesce(dx, 0)) AS w1 FROM cdf GROUP BY f),
+            b AS (SELECT f, list(struct_pack(side, b, k)) AS bins FROM (
+                    SELECT f, side, len(list_filter(edges, lambda e: e < v)) AS b,
+                           count(*) AS k
+                    FROM y JOIN n USING (f) GROUP BY ALL) GROUP BY f)
+            SELECT f, nr, nc, mr, mc, ks, w1, bins, len(edges)
+            FROM n LEFT JOIN d USING (f) LEFT JOIN b USING (f)
+            """
+        ).fetchall()
+        found = {int(row[0]): row[1:] for row in rows}
+        out = {}
+        for i, name in enumerate(fields):
+            nr, nc, mr, mc, ks, w1, bins, edges = found.get(i, (0, 0, None, None) + (None,) * 4)
+            hist: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
+            for item in bins or []:
+                hist[item["side"]][str(item["b"])] = item["k"]
+            out[name] = {
+                "n": (nr or 0, nc or 0),
+                "mean": (mr, mc),
+                "ks": _float(ks),
+                "wasserstein": _float(w1),
+                "bins": hist,
+                "bin_count": (edges or 0) + 1,
+            }
+        return out
+
+    def rates(self) -> dict[str, tuple[int, int, int, int]]:
+        """name -> (reference hits, reference n, current hits, current n)."""
+        cols = ", ".join(f"count_if({c}) AS {name}" for name, c in RATES.items())
+        rows = self.con.execute(
+            f"SELECT side, count(*) AS n, {cols} FROM drift_flows GROUP BY side"
+        ).fetchall()
+        per = {row[0]: row[1:] for row in rows}
+        ref = per.get("reference", (0,) * (len(RATES) + 1))
+        cur = per.get("current", (0,) * (len(RATES) + 1))
+        return {name: (ref[i + 1], ref[0], cur[i + 1], cur[0]) for i, name in enumerate(RATES)}
+
+    def costs(self) -> dict[str, dict[str, float | None]]:
+        rows = self.con.execute(
+            "SELECT side, quantile_cont(latency_ms, [0.5, 0.95, 0.99]), avg(tokens), "
+            "avg(coalesce(cost, 0)) FROM drift_flows GROUP BY side"
+        ).fetchall()
+        out: dict[str, dict[str, float | None]] = {}
+        for side, quantiles, tokens, cost in rows:
+            q = quantiles or [None, None, None]
+            out[side] = {
+                "latency.p50": q[0],
+                "latency.p95": q[1],
+                "latency.p99": q[2],
+                "tokens.mean": _float(tokens),
+                "cost.mean": _float(cost),
+            }
+        return out
+
+    def limit_hugging(
+        self, action_field: str, limits: Sequence[tuple[str, str, float | None, float | None]]
+    ) -> dict[str, tuple[int, int]] | None:
+        """side -> (values within 5 % of a contract limit, limited values)."""
+        if not limits:
+            return None
+        numeric = [lim for lim in limits if self.kinds.get(lim[1]) == "numeric"]
+        if not numeric or self.kinds.get(action_field) != "categorical":
+            return {"reference": (0, 0), "current": (0, 0)}
+        parts = []
+        for action, name, lo, hi in numeric:
+            span = (hi - lo) if lo is not None and hi is not None else abs(hi or lo or 0) or 1.0
+            near = []
+            if hi is not None:
+                near.append(f"v >= {hi - 0.05 * span!r}")
+            if lo is not None:
+                near.append(f"v <= {lo + 0.05 * span!r}")
+            parts.append(
+                f"SELECT side, TRY_CAST({_field(name)} AS DOUBLE) AS v, {' OR '.join(near)} AS hug "
+                f"FROM drift_flows WHERE {_field(action_field)} = {_literal(action)}"
+            )
+        rows = self.con.execute(
+            f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "
+            "WHERE v IS NOT NULL GROUP BY side"
+        ).fetchall()
+        found = {side: (hits, n) for side, hits, n in rows}
+        return {s: found.get(s, (0, 0)) for s in ("reference", "current")}
+
+
+def _float(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _num(value: float | None) -> str:
+    return "NULL::DOUBLE" if value is None else repr(float(value))
+
+
+def decode_json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
