@@ -170,3 +170,31 @@ def test_extra_reply_lines_are_named_not_silently_dropped(run_mir, app: Path):
     warning = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warning) == 1 and "3 line(s)" in warning[0] and "uses 1" in warning[0]
     assert "Traceback" not in result.stderr and "UserWarning" not in result.stderr
+
+
+def test_fallback_runs_in_workers_execute_nothing_and_drift_sees_no_decision(run_mir, app: Path):
+    # garbage replies send every run to the fallback rules (which pick an action with
+    # an executor), in -j 2 worker processes, twice per case: still nothing executes,
+    # no ledger appears, and drift counts none of these flows as production
+    write_suite(app, SECRET_SUITE)
+    name = write_replies(app, [json.dumps("not json at all")] * 4)
+    result = run_mir("eval", "--responses", name, "-j", "2", "--repeat", "2", "-f", "json", cwd=app)
+    assert result.returncode in (0, 1), result.stderr
+    runs = json.loads(result.stdout)["suites"][0]["runs"]
+    assert len(runs) == 4 and {r["status"] for r in runs} == {"fallback"}
+    assert not (app / "executed.jsonl").exists()
+    assert not (app / ".mir" / "executions.db").exists()
+    drift = run_mir(
+        "drift",
+        "refunds.triage",
+        "--last",
+        "10",
+        "--reference-last",
+        "10",
+        "--format",
+        "json",
+        cwd=app,
+    )
+    assert drift.returncode == 0, drift.stderr
+    [agent] = json.loads(drift.stdout)["agents"]
+    assert agent["current"]["decisions"] == 0 and agent["reference"]["decisions"] == 0
