@@ -86,7 +86,10 @@ def register(app: typer.Typer) -> None:
         from mir.evals import ReplayLinesLeftOver, run_eval
 
         if fmt not in FORMATS:
-            raise UsageError(f"--format: unknown format {fmt!r}", hint="table, json or junit")
+            raise UsageError(
+                f"--format: unknown format {fmt!r}",
+                hint="table, json or junit; an HTML report is --html FILE, beside any format",
+            )
         if html is not None:
             from mir.cli.paths import output_file
 

@@ -38,3 +38,11 @@ def test_a_failing_run_that_does_not_gate_says_why(run_mir, app: Path):
     note = result.stdout.split("gate: passed", 1)[1]
     assert "1 failed run does not fail the gate" in note
     assert "min_pass_rate" in note and "--update-baseline" in note
+
+
+def test_format_html_points_at_the_html_option(run_mir, app: Path):
+    # the issue and the README speak of an HTML report: `-f html` is the first guess
+    result = run_mir("eval", "-f", "html", cwd=app)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "unknown format 'html'" in line and "--html FILE" in line
