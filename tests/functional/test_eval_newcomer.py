@@ -46,3 +46,15 @@ def test_format_html_points_at_the_html_option(run_mir, app: Path):
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert "unknown format 'html'" in line and "--html FILE" in line
+
+
+def test_duplicate_case_ids_name_the_cases_line_without_pydantic_words(run_mir, app: Path):
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    case = "  - id: same\n    input: {order_id: A1, amount: 10, message: x}\n"
+    (evals / "triage.yaml").write_text("agent: triage\n\ncases:\n" + case + case)
+    result = run_mir("eval", "--provider", "rules", cwd=app)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "triage.yaml:3: cases: duplicate case id 'same' (cases[0] and cases[1])" in line
+    assert "<root>" not in line and "Value error" not in line
