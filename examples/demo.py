@@ -8,7 +8,11 @@
 3. run the refund-triage agent on sample tickets with SmolLM2 through llama.cpp: each
    model output is a proposal that the integrity check validates before anything runs;
 4. approve the decisions a human must review (``mir approve``);
-5. list the traces and show one flow step by step.
+5. list the traces and show one flow step by step;
+6. gate a change with ``mir eval``: the example's 22-case suite, replayed offline from
+   the embedded model's recorded answers, against the committed baseline (exit 0), then
+   a planted prompt edit that pays three expensive refunds without a human (exit 1: a
+   critical case broke), with an HTML report of that run.
 
 Every step runs the real ``mir`` executable, printed as ``$ mir ...`` so it can be
 replayed by hand. Work happens in a temporary folder, printed at the start and kept.
@@ -75,6 +79,22 @@ def review(project: Path, records: list[dict]) -> None:
         mir("approve", record["flow_id"], "--by", "demo-reviewer", cwd=project)
 
 
+def evaluate(project: Path) -> None:
+    banner("6. Evals: a suite gates the change, against the committed baseline")
+    # Replayed (--responses): the embedded model's recorded answers, one per case, so
+    # the gate runs in seconds and the same everywhere; `mir eval refunds.triage` alone
+    # asks the model itself (~4 min for 22 cases on 2 cores).
+    suite = "refunds.triage"
+    passed = mir("eval", suite, "--responses", "responses/eval-triage.jsonl", "-q", cwd=project)
+    print(f"(exit {passed.returncode}: no case changed against the baseline)")
+    edited = mir(
+        "eval", suite, "--responses", "responses/eval-prompt-edit.jsonl", "-q",
+        "--html", "eval-report.html", cwd=project,
+    )  # fmt: skip
+    print(f"(exit {edited.returncode}: the prompt edit broke a critical case; open")
+    print(f" {project / 'eval-report.html'} for the cases, the diff and the traces)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="work in this folder instead of a temp one")
@@ -99,6 +119,8 @@ def main() -> int:
     mir("traces", "list", cwd=project)
     if records:
         mir("traces", "show", records[0]["flow_id"], cwd=project)
+
+    evaluate(project)
     print(f"\nDone. Everything above is in {workdir} (traces under support_desk/.mir/).")
     return 0
 

@@ -10,6 +10,7 @@ problem is listed at once (exit 2).
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -281,12 +282,20 @@ def _conclude(
         judge_note=gating[1],
         review_threshold=contract.review.confidence_threshold,
         confidence_source=contract.decision.confidence_source,
-        provider=_last(r.provider for r in runs),
-        model=_last(r.model for r in runs),
+        provider=_model_of(runs)[0],
+        model=_model_of(runs)[1],
         # the prompt's identity (contract version + template hash), not one run's messages
         prompt_hash=_last(r.prompt_version for r in runs),
         contract_hash=parts.contract_hash,
     )
+
+
+def _model_of(runs: Sequence[CaseRun]) -> tuple[str | None, str | None]:
+    """The (provider, model) that answered most runs, a model route before the rules: a
+    suite whose last case fell back is still a suite of that model, not of 'fallback.0'."""
+    answered = [(r.provider, r.model) for r in runs if r.provider is not None]
+    by_model = [pm for pm in answered if pm[0] != "rules"] or answered
+    return Counter(by_model).most_common(1)[0][0] if by_model else (None, None)
 
 
 def _last(values: Any) -> Any:

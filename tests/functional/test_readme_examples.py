@@ -54,6 +54,11 @@ LINE_TIMEOUT_S = 600  # the embedded model on a busy 2-core machine: 0.5-20 s a 
 NOT_RUN: dict[tuple[str, str], str] = {
     ("quick-start", "make test"): "CI runs `make test` itself (and it runs this test)",
     ("lint", "pip install"): "the CI workflow's install step: this venv already has mir",
+    ("evals", "mir eval --provider llama"): "22 cases on the embedded model (~4 min on 2"
+    " cores); the replayed lines above run the same suite, and the integration tests run"
+    " the model",
+    ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
+    " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
 
 
@@ -251,6 +256,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("traces", "mir"): run_as_written,
     ("traces", "mir traces list"): listing_finds_flows,
     ("traces", "mir traces show"): on_a_real_flow_prefix,
+    ("evals", "mir"): run_as_written,
     ("drift", "cd"): run_as_written,
     ("drift", "python"): run_as_written,
     ("drift", "mir"): run_as_written,
@@ -290,6 +296,17 @@ def runtime_project(tmp_path: Path) -> Path:
     return root
 
 
+def support_desk_copy(tmp_path: Path) -> Path:
+    """examples/support_desk as committed (suite, recorded answers, baseline), no state."""
+    root = tmp_path / "support_desk"
+    shutil.copytree(
+        REPO / "examples" / "support_desk",
+        root,
+        ignore=shutil.ignore_patterns(".mir", "__pycache__", ".*_cache"),
+    )
+    return root
+
+
 def repository_with_the_example(tmp_path: Path) -> Path:
     """The support desk example at its place in a copy of the repository layout."""
     target = tmp_path / "repo" / "examples" / "support_desk"
@@ -312,6 +329,7 @@ SCENARIOS = {
     "scaffold": Scenario(("scaffold",), empty_folder),
     "lint": Scenario(("lint",), scaffolded_project_with_contracts),
     "runtime-traces": Scenario(("runtime", "traces"), runtime_project),
+    "evals": Scenario(("evals",), support_desk_copy),
     "drift": Scenario(("drift",), repository_with_the_example),
 }
 # These call the embedded SmolLM2 model (`mir run agent` on a `llama` route).

@@ -142,3 +142,13 @@ def test_a_scripted_judge_replays_in_case_order_whatever_jobs(project: Path, job
     assert [r.case_id for r in runs] == [f"c{i}" for i in range(count)]
     assert [r.passed for r in runs] == ([True, False] * 3)[:count]
     assert [r.assertions[0].score for r in runs] == ([0.9, 0.1] * 3)[:count]
+
+
+def test_a_suite_whose_last_case_fell_back_is_still_a_suite_of_its_model(project: Path):
+    # the baseline and the table header name the model that answered, not 'fallback.0'
+    write_suite(project, "agent: refunds.triage\ncases:\n" + CASES)
+    replies = write_lines(project / "r.jsonl", [decision()] * 4 + ["not json at all"])
+    [suite] = mir.run_eval(project=project, responses=replies).suites
+    assert suite.runs[-1].provider == "rules"
+    assert (suite.provider, suite.model) == (suite.runs[0].provider, suite.runs[0].model)
+    assert suite.provider != "rules"
