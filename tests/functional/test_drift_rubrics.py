@@ -119,3 +119,11 @@ def test_an_unknown_rubric_path_is_a_config_error_at_its_line(run_mir, desk: Pat
     assert result.returncode == 2, result.stdout
     [error] = result.stderr.strip().splitlines()
     assert f"triage.yaml:{line}" in error and "'reazon' is not a field of the decision" in error
+
+
+def test_the_watch_loop_grades_rubrics_too(run_mir, desk: Path):
+    add_rubric(desk, [0.9] * SAMPLE + [0.2] * SAMPLE, min_samples=100_000)
+    args = ("drift", "watch", "--every", "1s", "--iterations", "1", *WEEK4, "--rubrics")
+    result = run_mir(*args, cwd=desk)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "suspend: rubric:reason_fits = 0.7" in result.stdout
