@@ -71,3 +71,35 @@ def test_a_threshold_may_name_a_declared_rubric():
         thresholds={"rubric:tone": {"warn": 0.05, "suspend": 0.1}},
     )
     assert settings.thresholds["rubric:tone"].suspend == 0.1
+
+
+def test_the_default_rubric_levels_hold_on_stable_scores():
+    """Two samples of 50 graded decisions from the same score distribution (a judge's
+    coarse scores), 200 times: suspend <= 1 %, warn <= 5 % (both measured: 0 %)."""
+    import random
+
+    from mir.drift import statistics as stats
+    from mir.drift.metrics import Judge
+
+    rng = random.Random(11)
+    scores, weights = [0.0, 0.25, 0.5, 0.75, 1.0], [0.1, 0.1, 0.2, 0.3, 0.3]
+    verdicts = []
+    for _ in range(200):
+        ref = rng.choices(scores, weights, k=50)
+        cur = rng.choices(scores, weights, k=50)
+        drop = max(sum(ref) / 50 - sum(cur) / 50, 0.0)
+        p = stats.ks_pvalue(stats.ks_statistic(stats.merge_samples(ref, cur)), 50, 50)
+        verdicts.append(
+            Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30)
+        )
+    share = {v: sum(m.verdict == v for m in verdicts) / 200 for v in ("warn", "suspend")}
+    assert share["suspend"] <= 0.01 and share["warn"] <= 0.05, share
+    # and a real drop (0.7 -> 0.4 mean) is caught at that sample size
+    ref = rng.choices(scores, weights, k=50)
+    cur = rng.choices([0.0, 0.25, 0.5], k=50)
+    p = stats.ks_pvalue(stats.ks_statistic(stats.merge_samples(ref, cur)), 50, 50)
+    drop = sum(ref) / 50 - sum(cur) / 50
+    verdict = Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50)).verdict
+    assert verdict == "not_enough_data"  # the agent's floor (200) is not the rubric's
+    caught = Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30)
+    assert caught.verdict == "suspend", (drop, p)
