@@ -32,6 +32,12 @@ REFERENCE_LAST = typer.Option(
     None, "--reference-last", help="Reference: the M decisions before them (default 10 x N)."
 )
 ALL = typer.Option(False, "--all", help="Show every metric, not only the ones that moved.")
+RUBRICS = typer.Option(
+    False,
+    "--rubrics",
+    help="Also grade a sample of each window's decisions with the judge against the "
+    "contract's drift rubrics (calls a model; answers are cached in .mir/cache).",
+)
 HTML = typer.Option(
     None, "--html", dir_okay=False, help="Also write the report as one HTML page to this file."
 )
@@ -55,12 +61,20 @@ class _DefaultGroup(TyperGroup):
 
 
 def _options(
-    window: str | None, reference: str | None, last: int | None, reference_last: int | None
+    window: str | None,
+    reference: str | None,
+    last: int | None,
+    reference_last: int | None,
+    rubrics: bool = False,
 ) -> WindowOptions:
     from mir.drift import WindowOptions
 
     return WindowOptions(
-        window=window, reference=reference, last=last, reference_last=reference_last
+        window=window,
+        reference=reference,
+        last=last,
+        reference_last=reference_last,
+        rubrics=rubrics,
     )
 
 
@@ -91,13 +105,16 @@ def register(app: typer.Typer) -> None:
         fmt: str = FORMAT,
         show_all: bool = ALL,
         html: Path | None = HTML,
+        rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
         """Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."""
         from mir.drift import measure
 
         _check_format(fmt)
-        report = measure(project, agents or [], _options(window, reference, last, reference_last))
+        report = measure(
+            project, agents or [], _options(window, reference, last, reference_last, rubrics)
+        )
         render(report, fmt, show_all=show_all)
         _write_html(report, html)
         return 1 if report.past_suspend else 0
@@ -112,6 +129,7 @@ def register(app: typer.Typer) -> None:
         fmt: str = FORMAT,
         show_all: bool = ALL,
         html: Path | None = HTML,
+        rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
         """The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend
@@ -119,7 +137,9 @@ def register(app: typer.Typer) -> None:
         from mir.drift import check
 
         _check_format(fmt)
-        report = check(project, agents or [], _options(window, reference, last, reference_last))
+        report = check(
+            project, agents or [], _options(window, reference, last, reference_last, rubrics)
+        )
         render(report, fmt, show_all=show_all)
         _write_html(report, html)
         return 1 if report.past_suspend else 0
@@ -136,6 +156,7 @@ def register(app: typer.Typer) -> None:
         last: int | None = LAST,
         reference_last: int | None = REFERENCE_LAST,
         fmt: str = FORMAT,
+        rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
         """A rolling breaker: `check` every --every, in its own process (decisions never
@@ -144,7 +165,7 @@ def register(app: typer.Typer) -> None:
 
         _check_format(fmt)
         period = parse_duration(every, "--every").total_seconds()
-        options = _options(window, reference, last, reference_last)
+        options = _options(window, reference, last, reference_last, rubrics)
         return watch(
             project,
             agents or [],
@@ -310,6 +331,9 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
             print_listing(table)
         if agent.likely_causes:
             out.print(literal("likely causes: " + "; ".join(agent.likely_causes)))
+        for m in agent.metrics:
+            if m.family == "rubric" and m.verdict == "info" and not show_all:
+                out.print(literal(f"  {m.metric}: {m.detail}"))
         if not show_all and not (agent.tripped("warn") or agent.tripped("suspend")):
             out.print(literal(f"  {len(agent.metrics)} metrics, none moved (--all to list them)"))
 

@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from mir.contracts.eval_suite import JudgeSettings
+
 Layer = Literal["domain", "application", "adapters"]
 LAYERS: tuple[Layer, ...] = ("domain", "application", "adapters")
 
@@ -282,6 +284,8 @@ DRIFT_FIELD_STATISTICS: tuple[str, ...] = ("js", "psi", "ks", "wasserstein")
 def is_drift_metric(name: str) -> bool:
     if name in DRIFT_METRICS:
         return True
+    if name.startswith("rubric:") and name[len("rubric:") :].isidentifier():
+        return True  # a rubric's name is checked against the contract's rubrics
     head, _, statistic = name.rpartition(".")
     prefix, _, field = head.partition(".")
     return prefix == "field" and bool(field) and statistic in DRIFT_FIELD_STATISTICS
@@ -292,6 +296,42 @@ class DriftLevel(_Strict):
 
     warn: float | None = Field(None, ge=0)
     suspend: float | None = Field(None, ge=0)
+
+
+# A rubric never grades more decisions than this per window: each one is a model call.
+MAX_RUBRIC_SAMPLE = 500
+
+
+class DriftRubric(_Strict):
+    """Rubric drift: a sample of each window's decisions graded by the built-in judge
+    (``mir drift --rubrics``); metric ``rubric:<name>`` is the drop of the mean score."""
+
+    name: Identifier = Field(description="The metric is 'rubric:<name>'.")
+    rubric: str = Field(min_length=1, description="What the judge grades the answer against.")
+    path: str | None = Field(
+        None, description="Dotted decision field to grade (e.g. 'reason'); default: the decision."
+    )
+    sample: float = Field(
+        50,
+        gt=0,
+        le=MAX_RUBRIC_SAMPLE,
+        description="Decisions graded per window: a share (0 < x < 1) or a count (>= 1, "
+        f"at most {MAX_RUBRIC_SAMPLE}); the same decisions every run (ordered by flow id hash).",
+    )
+    min_samples: int = Field(
+        30, ge=1, description="Below this many graded decisions in either window: not enough data."
+    )
+    judge: JudgeSettings | None = Field(
+        None,
+        description="The judge (provider, model ...); default: the project's [tool.mir.model]. "
+        "'responses' is relative to the contract.",
+    )
+
+    @model_validator(mode="after")
+    def _share_or_count(self) -> DriftRubric:
+        if self.sample >= 1 and self.sample != int(self.sample):
+            raise ValueError("sample: a share below 1 or a whole count")
+        return self
 
 
 class DriftSettings(_Strict):
@@ -314,12 +354,23 @@ class DriftSettings(_Strict):
         + ", ".join(DRIFT_METRICS)
         + ", field.<name>.<"
         + "|".join(DRIFT_FIELD_STATISTICS)
-        + ">.",
+        + ">, rubric:<name>.",
+    )
+    rubrics: list[DriftRubric] = Field(
+        default_factory=list,
+        description="Rubric drift (opt-in at run time: `mir drift --rubrics`, it calls a model).",
     )
 
     @model_validator(mode="after")
     def _known_metrics(self) -> DriftSettings:
-        unknown = [name for name in self.thresholds if not is_drift_metric(name)]
+        rubrics = {f"rubric:{r.name}" for r in self.rubrics}
+        if len(rubrics) != len(self.rubrics):
+            raise ValueError("two rubrics share a name")
+        unknown = [
+            name
+            for name in self.thresholds
+            if not is_drift_metric(name) or (name.startswith("rubric:") and name not in rubrics)
+        ]
         if unknown:
             raise ValueError(
                 f"unknown drift metric(s) {', '.join(map(repr, unknown))}; known: "

@@ -78,6 +78,8 @@ DEFAULT_LEVELS: dict[str, Levels] = {
     "tokens.mean": Levels(warn=1.5, suspend=3.0),
     "cost.mean": Levels(warn=1.5, suspend=3.0),
     "change": Levels(warn=1.0),
+    # rubric:<name>: the drop of the judge's mean score (0..1), reference minus current
+    "rubric": Levels(warn=0.1, suspend=0.2),
 }
 
 

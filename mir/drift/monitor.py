@@ -26,6 +26,7 @@ from mir.drift.domain import (
 )
 from mir.drift.metrics import Judge
 from mir.drift.queries import DriftQueries, Selection
+from mir.drift.rubrics import RubricGrader, not_run
 from mir.drift.windows import DEFAULT_REFERENCE, DEFAULT_WINDOW, WindowOptions, parse_duration
 from mir.errors import UsageError
 from mir.project import Project, find_project
@@ -40,6 +41,7 @@ class _Agent:
     name: str
     contract: AgentContract | None
     suspended: bool
+    path: Path | None = None
 
 
 def _project(project: str | Path | None) -> Project:
@@ -50,10 +52,11 @@ def _known_agents(proj: Project) -> dict[str, _Agent]:
     """Agents with a contract (a broken one is a config error: its thresholds are unknown)."""
     agents = {}
     for status in list_agents(proj.root):
-        contract = None
+        contract = path = None
         if status.contract is not None:
-            contract = load_contract(proj.root / status.contract)
-        agents[status.name] = _Agent(status.name, contract, status.suspended)
+            path = proj.root / status.contract
+            contract = load_contract(path)
+        agents[status.name] = _Agent(status.name, contract, status.suspended, path)
     return agents
 
 
@@ -75,8 +78,14 @@ def _resolve(names: Sequence[str], known: Sequence[str]) -> list[str]:
 
 def _trace_agents(con: Any, events: Callable[[str], str]) -> list[str]:
     source = events("step = 'snapshot'")
+    # agents with production flows only: a judge (`--rubrics`, `mir eval`) traces eval
+    # flows under its own name, and those are never decisions to measure (a substring
+    # test first, so only the rare snapshot with another source is parsed)
     rows = con.execute(
-        f"SELECT DISTINCT agent FROM ({source}) WHERE agent IS NOT NULL ORDER BY 1"
+        f"SELECT DISTINCT agent FROM ({source}) WHERE agent IS NOT NULL AND ("
+        'NOT contains(data, \'"source"\') OR contains(data, \'"source":"production"\') '
+        'OR contains(data, \'"source": "production"\') '
+        "OR coalesce(data->>'$.source', 'production') = 'production') ORDER BY 1"
     ).fetchall()
     return [r[0] for r in rows]
 
@@ -146,8 +155,11 @@ def _measure_agent(
     options: WindowOptions,
     now: datetime,
     frozen: tuple[datetime, datetime, int] | None,
+    grader: RubricGrader | None = None,
+    contract_path: Path | None = None,
 ) -> AgentDrift:
-    """One agent's metrics; ``queries.select`` has run for it already."""
+    """One agent's metrics; ``queries.select`` has run for it already. ``grader``: grade
+    the contract's rubrics (``--rubrics``); without it they are listed as not run."""
     _, _, reference, current = _selection(options, now, frozen)
     queries.use(agent)
     bounds = queries.bounds()
@@ -160,6 +172,11 @@ def _measure_agent(
     if not ref_b.n and not cur_b.n:
         return AgentDrift(agent=agent, reference=reference, current=current)
     metrics, causes = agent_metrics(queries, contract, (ref_b.n, cur_b.n))
+    if contract is not None and contract.drift.rubrics:
+        if grader is not None and contract_path is not None:
+            metrics += grader.metrics(agent, contract, contract_path, _judge(contract))
+        else:
+            metrics += not_run(contract)
     return AgentDrift(
         agent=agent, reference=reference, current=current, metrics=metrics, likely_causes=causes
     )
@@ -231,6 +248,7 @@ def measure(
         if not in_traces:
             notes.append("no decisions yet")
         queries = DriftQueries(con, events)
+        grader = RubricGrader(con, events, proj) if options.rubrics else None
         if options.frozen_reference is None and chosen:  # one pass for every agent
             selection, since, _, _ = _selection(options, now, None)
             queries.select(chosen, selection, since)
@@ -249,11 +267,20 @@ def measure(
                 selection, since, _, _ = _selection(options, now, frozen)
                 queries.select([name], selection, since)
             result = _measure_agent(
-                queries, name, agent.contract if agent else None, options, now, frozen
+                queries,
+                name,
+                agent.contract if agent else None,
+                options,
+                now,
+                frozen,
+                grader,
+                agent.path if agent else None,
             )
             if not result.metrics:
                 notes.append(f"{name}: no production decisions in these windows")
             results.append(result)
+        if grader is not None:
+            notes += grader.notes
         report = DriftReport(run_id=report_id, at=now, agents=results, notes=notes)
         if store and writable and results:
             storage.store_report(con, report, options.describe())

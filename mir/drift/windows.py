@@ -41,6 +41,8 @@ class WindowOptions(BaseModel):
     last: int | None = None
     reference_last: int | None = None
     now: datetime | None = None
+    # Grade the contract's drift rubrics with the judge (`--rubrics`): it calls a model.
+    rubrics: bool = False
 
     def check(self) -> None:
         if self.last is not None and self.last < 1:

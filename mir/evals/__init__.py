@@ -2,6 +2,7 @@
 
 from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
+from mir.evals.decision_paths import read_path, resolve_path
 from mir.evals.domain import (
     AssertionResult,
     Baseline,
@@ -29,6 +30,10 @@ def __getattr__(name: str) -> object:
         from mir.evals import api
 
         return getattr(api, name)
+    if name == "open_judge":  # the judge pulls in the runtime too: only when asked for
+        from mir.evals import judging
+
+        return judging.open_judge
     raise AttributeError(f"module 'mir.evals' has no attribute {name!r}")
 
 
@@ -52,12 +57,15 @@ __all__ = [
     "calibrate_judge",
     "conclude",
     "html_report",
+    "open_judge",
     "read_baseline",
+    "read_path",
     "record_history",
     "render_html",
     "render_json",
     "render_junit",
     "render_report",
+    "resolve_path",
     "run_eval",
     "write_baseline",
 ]
