@@ -7,6 +7,7 @@ failed (a significant regression, a broken critical case, a pass rate below the 
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,27 +83,43 @@ def register(app: typer.Typer) -> None:
         the gate against the committed baseline."""
         from mir.cli.eval_progress import eval_progress
         from mir.errors import UsageError
-        from mir.evals import run_eval
+        from mir.evals import ReplayLinesLeftOver, run_eval
 
         if fmt not in FORMATS:
-            raise UsageError(f"--format: unknown format {fmt!r}", hint="table, json or junit")
+            raise UsageError(
+                f"--format: unknown format {fmt!r}",
+                hint="table, json or junit; an HTML report is --html FILE, beside any format",
+            )
         if html is not None:
             from mir.cli.paths import output_file
 
             output_file(html, "--html")
-        report = run_eval(
-            targets or (),
-            project=project,
-            provider=provider,
-            model=model,
-            responses=responses,
-            jobs=jobs,
-            repeat=repeat,
-            cache=not no_cache,
-            update_baseline=update_baseline,
-            progress=eval_progress(quiet=quiet),
-            record=False,  # after the report is shown: a history problem never hides it
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ReplayLinesLeftOver)
+            report = run_eval(
+                targets or (),
+                project=project,
+                provider=provider,
+                model=model,
+                responses=responses,
+                jobs=jobs,
+                repeat=repeat,
+                cache=not no_cache,
+                update_baseline=update_baseline,
+                progress=eval_progress(quiet=quiet),
+                record=False,  # after the report is shown: a history problem never hides it
+            )
+        for caught_warning in caught:  # before the report: it may explain the results
+            if not issubclass(caught_warning.category, ReplayLinesLeftOver):
+                warnings.showwarning(
+                    caught_warning.message,
+                    caught_warning.category,
+                    caught_warning.filename,
+                    caught_warning.lineno,
+                )
+                continue
+            message = str(caught_warning.message)
+            error_console().print(f"warning: {message}", markup=False, highlight=False)
         render(report, fmt)
         if html is not None:
             _write_html(report, html, project)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.output import console, literal, print_listing
+from mir.errors import UsageError
 
 if TYPE_CHECKING:
     from mir.evals import HistoryRow
@@ -32,7 +33,15 @@ def register(group: typer.Typer) -> None:
         from mir.evals import EvalHistory
         from mir.project import find_project
 
-        rows = EvalHistory.for_project(find_project(project)).rows(agent, limit=limit)
+        found = find_project(project)
+        rows = EvalHistory.for_project(found).rows(agent, limit=limit)
+        if not rows and not _is_agent(found.capabilities_dir, agent):
+            # a typo would otherwise read as "no runs yet" and send the user to `mir eval`
+            raise UsageError(
+                f"unknown agent {agent!r}: no capabilities/*/agents/{agent}.yaml "
+                "and no recorded eval runs",
+                hint="see `mir agents` for the project's agents",
+            )
         if as_json:
             data = [row.model_dump(mode="json") for row in rows]
             sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -41,6 +50,11 @@ def register(group: typer.Typer) -> None:
             console().print(literal(f"no eval runs recorded for {agent} (run `mir eval` first)"))
             return
         render_history(agent, rows)
+
+
+def _is_agent(capabilities: Path, agent: str) -> bool:
+    capability, _, name = agent.rpartition(".")
+    return any(capabilities.glob(f"{capability or '*'}/agents/{name}.yaml"))
 
 
 def sparkline(values: list[float]) -> str:

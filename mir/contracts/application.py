@@ -56,8 +56,16 @@ def describe_problems(
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             problems.append((True, loc, f"{field}: unknown key{hint}"))
         else:
-            problems.append((False, loc, f"{field}: {error['msg']}"))
+            problems.append((False, loc, f"{field}: {_message(error)}"))
     return problems
+
+
+def _message(error: Any) -> str:
+    # a validator's own ValueError already says what is wrong; pydantic's "Value error, "
+    # prefix is noise to someone editing YAML
+    if error["type"] == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
 
 
 class DocumentError(ConfigError):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 FlowStatusName = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
 Tier = Literal["deterministic", "schema", "judge", "trajectory"]
@@ -298,10 +298,16 @@ class EvalSuite(_Strict):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     cases: list[EvalCase] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _unique_ids(self) -> EvalSuite:
-        seen: set[str] = set()
-        dupes = [c.id for c in self.cases if c.id in seen or seen.add(c.id)]
-        if dupes:
-            raise ValueError(f"duplicate case ids: {', '.join(sorted(set(dupes)))}")
-        return self
+    @field_validator("cases")
+    @classmethod
+    def _unique_ids(cls, cases: list[EvalCase]) -> list[EvalCase]:
+        # on the `cases` field (not the whole suite), so the error has a line to point at
+        first: dict[str, int] = {}
+        for index, case in enumerate(cases):
+            if case.id in first:
+                raise ValueError(
+                    f"duplicate case id {case.id!r} (cases[{first[case.id]}] and "
+                    f"cases[{index}]); give each case its own id (baselines and reports key on it)"
+                )
+            first[case.id] = index
+        return cases

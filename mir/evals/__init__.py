@@ -13,6 +13,7 @@ from mir.evals.domain import (
     ConfidenceReport,
     EvalReport,
     Gate,
+    ReplayLinesLeftOver,
     SuiteResult,
 )
 from mir.evals.gate import conclude
@@ -50,6 +51,7 @@ __all__ = [
     "EvalReport",
     "Gate",
     "HistoryRow",
+    "ReplayLinesLeftOver",
     "SuiteResult",
     "baseline_path",
     "calibrate_judge",

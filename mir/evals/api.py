@@ -19,7 +19,7 @@ from typing import Any
 
 from mir.errors import ConfigError, UsageError
 from mir.evals.discovery import SuiteFile, find_suites
-from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
+from mir.evals.domain import Baseline, CaseRun, EvalReport, ReplayLinesLeftOver, SuiteResult
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
 from mir.evals.workers import Stop, execute, first_interrupt_stops
@@ -99,6 +99,7 @@ def run_eval(
                 done=done,
                 stop=stop,
             )
+        runs = {number: runner.redacted(run) for number, run in runs.items()}
     finally:
         runner.close()
         if progress is not None:
@@ -191,9 +192,9 @@ def _baseline(suite: SuiteFile, updating: bool) -> Baseline | None:
     try:
         return read_baseline(path, suite.suite, suite.ref)
     except ConfigError:
-        if updating:  # replacing a baseline of another suite is the way to fix it
+        if updating and path.is_file():  # replacing a baseline of another suite fixes it
             return None
-        raise
+        raise  # a folder in its place: writing would fail only after the whole run
 
 
 def _judge_gating(index: int, suite: SuiteFile, runner: CaseRunner) -> tuple[bool, str | None]:
@@ -251,6 +252,16 @@ def _tasks(
                 f"--responses has {len(replies)} line(s); these suites need {len(tasks)} "
                 "(one per case and repeat, in case order)",
                 hint="add the missing lines (a case that needs a retry then uses the fallback)",
+            )
+        if len(replies) > len(tasks):
+            # lines left over are often the sign that a case was removed, which shifts
+            # every later reply onto the wrong case
+            warnings.warn(
+                f"--responses has {len(replies)} line(s); this run uses {len(tasks)} "
+                "(one per case and repeat, in case order): the rest are ignored; check "
+                "that each line still belongs to its case",
+                ReplayLinesLeftOver,
+                stacklevel=2,
             )
         tasks = [t.__class__(**{**t.__dict__, "response": replies[t.number]}) for t in tasks]
     return tasks

@@ -44,8 +44,12 @@ def read_baseline(path: Path, suite: EvalSuite, suite_ref: str) -> Baseline | No
     A baseline whose suite has since gained or lost cases is fine: those cases show as
     new and removed.
     """
-    if not path.is_file():
+    if not path.exists():
         return None
+    if not path.is_file():  # read as "no baseline", the gate would lose its reference
+        raise ConfigError(
+            "the baseline is not a file", where=str(path), hint="move it aside, then re-run"
+        )
     try:
         baseline = Baseline.model_validate_json(path.read_bytes())
     except ValidationError as exc:
@@ -120,14 +124,27 @@ def write_baseline(path: Path, result: SuiteResult) -> None:
             hint="run `mir eval --update-baseline` again to the end",
         )
     text = render_baseline(baseline_of(result))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise _unwritable(path, exc) from exc
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _unwritable(path, exc) from exc
         raise
+
+
+def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    return ConfigError(
+        f"cannot write the baseline ({exc.strerror or exc})",
+        where=str(path),
+        hint="make its folder writable (and not a file), then re-run",
+    )

@@ -180,3 +180,7 @@ class EvalReport(_Frozen):
 
     suites: tuple[SuiteResult, ...]
     exit_code: Literal[0, 1] = Field(description="1 when any suite's gate failed.")
+
+
+class ReplayLinesLeftOver(UserWarning):
+    """``--responses`` has more lines than the run has (case, repeat) pairs."""

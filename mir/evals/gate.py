@@ -209,6 +209,18 @@ def decide(
             notes.append(f"{counts}: within noise ({test})")
         else:
             notes.append(f"{counts}: no regression ({test})")
+    elif min_pass_rate is None:
+        # nothing to compare with and no threshold: say plainly that failures pass
+        failed = sum(not r.passed for r in runs)
+        passing = (
+            f"{failed} failed run{' does' if failed == 1 else 's do'} not fail the gate"
+            if failed
+            else "failures would not fail the gate"
+        )
+        notes.append(
+            f"no baseline and no min_pass_rate: {passing} (only a failing `critical` case "
+            "does); commit a baseline (`mir eval --update-baseline`) or set min_pass_rate"
+        )
     else:
         notes.append("no baseline: only the thresholds gate (`mir eval --update-baseline`)")
 

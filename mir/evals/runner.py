@@ -220,6 +220,18 @@ class CaseRunner:
         results.extend(others)  # none expected: evaluate covers expand()'s non-judge ones
         return results
 
+    def redacted(self, run: CaseRun) -> CaseRun:
+        """``run`` with the trace store's secrets replaced in everything a model or an
+        input could have put there: a model that echoes a key from its input must not
+        leak it into the reports, the baseline (committed) or the history, when the
+        trace of the same flow is redacted. Done once the run is judged, so assertions
+        and the judge see the real text whatever ``-j`` is."""
+        data = run.model_dump(mode="json", include=_FREE_TEXT)
+        clean = self.tee.redact(data)
+        if clean == data:
+            return run
+        return CaseRun.model_validate({**run.model_dump(mode="json"), **clean})
+
     def close(self) -> None:
         for judge in self.judges.values():
             judge.close()
@@ -230,6 +242,10 @@ class CaseRunner:
         self._store = self._tee = None
         self.agents.clear()
         self.judges.clear()
+
+
+# the CaseRun fields that carry text from a model, an input or user code
+_FREE_TEXT = {"decision", "reasons", "error", "assertions"}
 
 
 def _caches() -> bool:
