@@ -17,27 +17,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mir.drift.change_points import ChangePoints
+from mir.runtime import RETRYABLE as RUNTIME_RETRYABLE
 
 if TYPE_CHECKING:
     import duckdb
 
-# Model-output problems a retry may fix: a flow with any is a schema violation / retry.
-RETRYABLE = [
-    "not_json",
-    "truncated",
-    "output_too_large",
-    "invalid_utf8",
-    "schema_invalid",
-    "extra_field",
-    "missing_field",
-    "wrong_type",
-    "action_not_allowed",
-    "limit_exceeded",
-    "confidence_invalid",
-    "too_deep",
-    "number_too_large",
-    "binding_violated",
-]
+# Model-output problems a retry may fix (the runtime's own list): a flow with any is a
+# schema violation / retry.
+RETRYABLE = sorted(code.value for code in RUNTIME_RETRYABLE)
 RATES = {
     "schema_violation": "schema_violation",
     "fallback": "fallback",

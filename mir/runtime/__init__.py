@@ -3,9 +3,10 @@ traced proposal (public interface)."""
 
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
 from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
-from mir.runtime.records import DecisionRecord, ReasonCode
+from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 __all__ = [
+    "RETRYABLE",
     "Agent",
     "AgentStatus",
     "DecisionRecord",
