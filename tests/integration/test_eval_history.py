@@ -150,6 +150,11 @@ def test_history_command(tmp_path: Path) -> None:
         pass
 
     runner = CliRunner()
+    unknown = runner.invoke(group, ["history", "triage", "--project", str(tmp_path)])
+    assert unknown.exit_code != 0  # no such agent and no runs of it: a typo, not "no runs"
+    agents = tmp_path / "capabilities" / "desk" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "triage.yaml").write_text("agent: triage\n", encoding="utf-8")
     empty = runner.invoke(group, ["history", "triage", "--project", str(tmp_path)])
     assert empty.exit_code == 0, empty.output
     assert "no eval runs recorded for triage" in empty.output
