@@ -99,7 +99,6 @@ def run_eval(
                 done=done,
                 stop=stop,
             )
-        runs = {number: runner.redacted(run) for number, run in runs.items()}
     finally:
         runner.close()
         if progress is not None:

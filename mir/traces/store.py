@@ -44,6 +44,7 @@ are waiting.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -164,7 +165,15 @@ class TraceStore:
 
     def redact(self, value: Any) -> Any:
         """``value`` (a JSON-like value) with this store's secrets replaced: for records
-        kept next to the traces (the execution ledger), so they leak nothing either."""
+        kept next to the traces (the execution ledger, eval reports), so they leak
+        nothing either. The cheap pre-check events get runs first: most values hold no
+        secret and are returned as they are, without the walk."""
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # not JSON-like (a cycle): walk it
+            return self._redactor.value(value)
+        if not self._redactor.might_contain(text):
+            return value
         return self._redactor.value(value)
 
     def close(self) -> None:
