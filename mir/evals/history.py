@@ -184,7 +184,7 @@ class EvalHistory:
     def rows(self, agent: str, *, limit: int = 20) -> list[HistoryRow]:
         """The last ``limit`` runs of ``agent``, oldest first. ``triage`` also finds
         ``desk.triage`` and the other way round (a suite names its agent either way)."""
-        if not self.path.is_file():
+        if not self._readable():
             return []
         with self._connect(read_only=True) as con:
             exists = con.execute(
@@ -206,7 +206,7 @@ class EvalHistory:
 
     def case_rows(self, run_id: str) -> list[dict[str, Any]]:
         """The case results of one recorded run, in case order."""
-        if not self.path.is_file():
+        if not self._readable():
             return []
         with self._connect(read_only=True) as con:
             cursor = con.execute(
@@ -217,6 +217,17 @@ class EvalHistory:
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     # ------------------------------------------------------------------ the file
+    def _readable(self) -> bool:
+        """False when there is no history yet; something else in its place (a folder)
+        is an error, not "no runs" (``mir eval`` warns about it when recording)."""
+        if self.path.exists() and not self.path.is_file():
+            raise EvalHistoryError(
+                "not a readable eval history (a folder, not a file)",
+                where=str(self.path),
+                hint="move it aside; the next `mir eval` starts a new history",
+            )
+        return self.path.is_file()
+
     @contextmanager
     def _connect(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         import duckdb

@@ -168,3 +168,10 @@ def test_history_command(tmp_path: Path) -> None:
     listed = runner.invoke(group, ["history", "triage", "--json", "--project", str(tmp_path)])
     data = json.loads(listed.output)
     assert [row["passed"] for row in data] == [1, 2]
+
+
+def test_a_folder_where_the_history_belongs_is_an_error_not_no_runs(tmp_path: Path) -> None:
+    path = tmp_path / ".mir" / "evals.duckdb"
+    path.mkdir(parents=True)
+    with pytest.raises(EvalHistoryError, match="a folder, not a file"):
+        EvalHistory(path).rows("triage")
