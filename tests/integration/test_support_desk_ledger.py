@@ -99,7 +99,9 @@ def test_every_executed_flow_is_in_the_ledger_exactly_once(desk: Path) -> None:
     problems = [
         o for o in outcomes if o["status"] != "executed" or "executor_error" in o["reasons"]
     ]
-    assert problems == []
+    # the whole outcome (status, reasons) in the message: a rare aborted first decision
+    # under 8 racing processes was seen once in CI and not reproduced since
+    assert problems == [], json.dumps(problems)
     tags = [row["reason"] for row in ledger_rows(desk)]
     assert sorted(tags) == sorted(o["tag"] for o in outcomes)  # none lost, none twice
 
