@@ -207,7 +207,10 @@ class Route(_Strict):
     name: str | None = None
     provider: Literal["llama", "litellm", "rules", "scripted"]
     model: str | None = Field(
-        None, description="llama: a .gguf path or 'default'; litellm: a model id."
+        None,
+        description="llama: a .gguf path or 'default'; litellm: a model id; or a name in "
+        "the project's models.toml registry: 'NAME' (its production version, or its canary "
+        "for a share of flows) or 'NAME@VERSION'.",
     )
     api_base: str | None = None
     api_key_env: str | None = Field(
@@ -216,6 +219,15 @@ class Route(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(256, gt=0)
     timeout_s: float = Field(60.0, gt=0)
+    sha256: str | None = Field(
+        None,
+        pattern=r"^[0-9a-fA-F]{64}$",
+        description="llama: the .gguf file's sha256, checked before it is loaded (a registry "
+        "model carries its own).",
+    )
+    n_ctx: int | None = Field(
+        None, ge=256, description="llama: context window (default: [tool.mir.model] n_ctx)."
+    )
     responses: str | None = Field(
         None,
         description="JSONL file of recorded raw outputs, replayed in order: the source of a "

@@ -64,7 +64,7 @@ def provider_for(
     model = route.model or (settings.model if settings.provider == "llama" else DEFAULT_MODEL)
     return LlamaProvider(
         model,
-        n_ctx=settings.n_ctx,
+        n_ctx=route.n_ctx or settings.n_ctx,
         n_threads=settings.n_threads,
         chat_format=settings.chat_format,
         root=root,

@@ -24,6 +24,7 @@ from mir.inference import (
     provider_for,
     with_cache,
 )
+from mir.models import RouteResolver, check_routes, read_registry
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
@@ -229,6 +230,7 @@ def load_agent(
     contract_path = resolve_contract(str(ref), proj)
     parts = _override_routes(load_parts(contract_path, proj.root), provider)
     parts = _override_model(parts, model)
+    resolver = _registry(proj, parts) if provider not in ("scripted", "rules") else None
     owns = traces is None
     sink = traces if traces is not None else TraceStore.for_project(proj)
     evaluating = mode == "eval"
@@ -246,8 +248,17 @@ def load_agent(
         clock=_now,
         source="eval" if evaluating else None,
         dry_run=evaluating,
+        models=resolver,
     )
     return Agent(parts, deps, owns_traces=owns)
+
+
+def _registry(project: Project, parts: AgentParts) -> RouteResolver | None:
+    """The project's ``models.toml`` as a resolver, when there is one; every route's
+    registry model is checked here, so an unknown name is a config error at load."""
+    registry = read_registry(project.root)
+    check_routes(list(parts.contract.routes), registry, parts.contract_ref)
+    return None if registry is None else RouteResolver(project.root, registry)
 
 
 def _resume(

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mir.contracts import Route
+from mir.errors import ConfigError
 from mir.inference import ModelRequest, ModelResponse, ProviderError
+from mir.models import RegistryError, Resolved
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances, Verdict
@@ -198,6 +200,10 @@ class DecisionFlow:
         contract, state = self.parts.contract, tail.state
         if route.provider == "rules":  # in an ensemble: the rules vote like a model
             return Proposal(decision=self._rules_vote(tail, snap))
+        resolved, failure = self._resolve(tail, route)
+        if failure is not None:
+            return failure
+        route = resolved.route
         provider = self.deps.providers(route)
         errors: list[str] = []
         reasons: list[str] = []
@@ -244,7 +250,9 @@ class DecisionFlow:
                 api_key_env=route.api_key_env,
                 logprobs=contract.decision.confidence_source == "logprobs",
             )
-            meta = {"route": route.name or route.provider, "attempt": attempt}
+            meta: dict[str, Any] = {"route": route.name or route.provider, "attempt": attempt}
+            if resolved.selection is not None:
+                meta["registry"] = resolved.trace()
             # Durable before the model is called: a process killed during inference still
             # leaves the flow (snapshot, earlier attempts) in the traces.
             tail.rec.flush()
@@ -312,6 +320,27 @@ class DecisionFlow:
                 return Proposal(decision=None, reasons=reasons, stop=stop)
             errors = _messages(verdict.problems)
         return Proposal(decision=None, reasons=[*reasons, ReasonCode.RETRIES_EXHAUSTED])
+
+    def _resolve(self, tail: Tail, route: Route) -> tuple[Resolved, Proposal | None]:
+        """The concrete route of the registry version this flow uses (production, the
+        canary's share, a pinned version); a registry that no longer has one is a
+        provider failure of this route, recorded, and the flow moves on."""
+        if self.deps.models is None:
+            return Resolved(route), None
+        try:
+            return self.deps.models.resolve(route, tail.rec.flow_id), None
+        except (RegistryError, ConfigError) as exc:
+            tail.rec.emit(
+                "infer",
+                reasons=[ReasonCode.PROVIDER_ERROR],
+                provider=route.provider,
+                model=route.model,
+                data={"route": route.name or route.provider, "error": str(exc)[:500]},
+            )
+            failed = Proposal(
+                decision=None, reasons=[ReasonCode.PROVIDER_ERROR], provider_failed=True
+            )
+            return Resolved(route), failed
 
     def _confidence(
         self, verdict: Verdict, response: ModelResponse, state: FlowState

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from mir.contracts import AgentContract, Route
 from mir.errors import EXIT_FINDINGS, UsageError
 from mir.inference import ModelProvider
+from mir.models import RouteResolver
 from mir.runtime.integrity import IntegrityCheck
 from mir.runtime.prompting import PromptVariables, RenderedPrompt
 from mir.traces import TraceEvent
@@ -162,3 +163,6 @@ class RuntimeDeps:
     # event with phase "skipped" is recorded and the flow ends with the status it would
     # have reached (``record.executed`` stays False). The ledger is never touched.
     dry_run: bool = False
+    # The project's model registry (``models.toml``): a route naming a registry model is
+    # resolved per flow (production, canary share, pinned version). None: no registry.
+    models: RouteResolver | None = None

@@ -1,0 +1,38 @@
+"""Models as released artifacts: the ``models.toml`` registry and route resolution."""
+
+from mir.models.domain import (
+    ModelEntry,
+    ModelRef,
+    Registry,
+    RegistryError,
+    Selection,
+    Stage,
+    in_canary,
+)
+from mir.models.registry_file import (
+    FILE_NAME,
+    artifact_path,
+    parse_registry,
+    read_registry,
+    registry_path,
+)
+from mir.models.resolution import Resolved, RouteResolver, check_routes, names_registry_model
+
+__all__ = [
+    "FILE_NAME",
+    "ModelEntry",
+    "ModelRef",
+    "Registry",
+    "RegistryError",
+    "Resolved",
+    "RouteResolver",
+    "Selection",
+    "Stage",
+    "artifact_path",
+    "check_routes",
+    "in_canary",
+    "names_registry_model",
+    "parse_registry",
+    "read_registry",
+    "registry_path",
+]

@@ -1,0 +1,116 @@
+"""Reading ``models.toml`` (the committed registry at the project root).
+
+tomlkit reads it (the same library writes it back with comments kept); every problem is
+a ``ConfigError`` naming ``models.toml:LINE``. No file means no registry: routes then
+name model files and model ids directly, as before.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mir.errors import ConfigError
+from mir.models.domain import PACKAGE_PREFIX, ModelEntry, Registry, RegistryError
+
+FILE_NAME = "models.toml"
+_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*models[ \t]*\]\]", re.MULTILINE)
+
+
+def registry_path(root: Path) -> Path:
+    return root / FILE_NAME
+
+
+def read_registry(root: Path) -> Registry | None:
+    """The project's registry, or None when it has no ``models.toml``."""
+    path = registry_path(root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the model registry: {exc}", where=str(path)) from exc
+    return parse_registry(text, path)
+
+
+def parse_registry(text: str, path: Path) -> Registry:
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        document = tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        raise ConfigError(
+            f"malformed TOML: {exc}", where=f"{path}:{exc.line}", hint="fix the syntax"
+        ) from exc
+    unknown = sorted(set(document) - {"models"})
+    if unknown:
+        raise ConfigError(
+            f"unknown top-level key {unknown[0]!r}",
+            where=str(path),
+            hint="the registry is a list of [[models]] tables",
+        )
+    tables = document.get("models", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(
+            "'models' must be an array of tables", where=str(path), hint="write [[models]]"
+        )
+    lines = table_lines(text)
+    entries = []
+    for index, table in enumerate(tables):
+        try:
+            entries.append(ModelEntry.model_validate(table))
+        except ValidationError as exc:
+            raise ConfigError(_first_problem(exc, table), where=_where(path, lines, index)) from exc
+    registry = Registry(entries=tuple(entries))
+    try:
+        registry.check()
+    except RegistryError as exc:
+        raise ConfigError(str(exc), where=_where(path, lines, exc.index)) from exc
+    return registry
+
+
+def table_lines(text: str) -> list[int]:
+    """The 1-based line of each ``[[models]]`` header, in order."""
+    return [text.count("\n", 0, m.start()) + 1 for m in _TABLE.finditer(text)]
+
+
+def _where(path: Path, lines: list[int], index: int | None) -> str:
+    if index is None or index >= len(lines):
+        return str(path)
+    return f"{path}:{lines[index]}"
+
+
+def _first_problem(exc: ValidationError, table: dict[str, Any]) -> str:
+    error = exc.errors()[0]
+    field = ".".join(str(p) for p in error["loc"])
+    label = f"{table.get('name', '?')}@{table.get('version', '?')}"
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        return f"{label}: unknown key {field!r}"
+    if error["type"] == "missing":
+        return f"{label}: missing {field!r}"
+    return f"{label}: {field}: {message}" if field else f"{label}: {message}"
+
+
+def artifact_path(entry: ModelEntry, root: Path) -> Path:
+    """The GGUF file a llama entry names: a path under the project root, or a file inside
+    an installed package (``package:PACKAGE/FILE``), located without importing it."""
+    if entry.provider != "llama":
+        raise ValueError(f"{entry.ref} is a {entry.provider} model, not a file")
+    if entry.artifact.startswith(PACKAGE_PREFIX):
+        package, _, file = entry.artifact.removeprefix(PACKAGE_PREFIX).partition("/")
+        spec = importlib.util.find_spec(package) if package else None
+        if spec is None or not spec.origin or not file:
+            raise ConfigError(
+                f"{entry.ref}: package {package!r} is not installed",
+                where=FILE_NAME,
+                hint="install it, or point 'artifact' at a .gguf path",
+            )
+        return Path(spec.origin).parent / file
+    path = Path(entry.artifact).expanduser()
+    return path if path.is_absolute() else root / path

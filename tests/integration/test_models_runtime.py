@@ -1,0 +1,65 @@
+"""A route naming a registry model decides on the version the registry gives each flow
+(real llama.cpp on the tiny random-weight GGUF), and the infer event says which."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mir.errors import ConfigError
+from mir.runtime import load_agent
+from mir.traces import TraceStore
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
+
+
+def _project(tmp_path: Path, model: str, registry: str) -> Path:
+    root = tmp_path / "app"
+    shutil.copytree(FIXTURE, root)
+    contract = root / "capabilities/refunds/agents/triage.yaml"
+    text = contract.read_text()
+    routes = text[text.index("routes:") : text.index("cascade_on:")]
+    contract.write_text(
+        text.replace(
+            routes,
+            f"routes:\n  - {{name: local, provider: llama, model: '{model}', max_tokens: 64}}\n",
+        )
+    )
+    (root / "models.toml").write_text(registry)
+    return root
+
+
+def _registry(gguf: Path) -> str:
+    return (
+        f'[[models]]\nname = "triage"\nversion = "1"\nstage = "production"\n'
+        f'artifact = "{gguf}"\n\n'
+        f'[[models]]\nname = "triage"\nversion = "2"\nstage = "canary"\nshare = 0.5\n'
+        f'artifact = "{gguf}"\ncontext = 1024\n'
+    )
+
+
+def test_each_flow_decides_on_its_registry_version_and_says_so(tmp_path, tiny_gguf):
+    root = _project(tmp_path, "triage", _registry(tiny_gguf))
+    store = TraceStore(tmp_path / "traces")
+    with load_agent("refunds.triage", project=root, traces=store) as agent:
+        records = [
+            agent.decide({"order_id": f"A{i}", "amount": 40, "message": "x"}) for i in range(12)
+        ]
+    arms = []
+    for record in records:
+        infer = [e for e in store.flow(record.flow_id) if e.step == "infer"]
+        assert infer, record
+        registry = infer[0].data["registry"]
+        assert registry["name"] == "triage"
+        assert (registry["version"], registry["arm"]) in {("1", "production"), ("2", "canary")}
+        arms.append(registry["arm"])
+    store.close()
+    assert set(arms) == {"production", "canary"}  # 12 flows at share 0.5: both arms (p=0.9995)
+
+
+def test_an_unknown_registry_model_is_refused_at_load(tmp_path, tiny_gguf):
+    root = _project(tmp_path, "triage@7", _registry(tiny_gguf))
+    with pytest.raises(ConfigError, match="triage has no version '7'"):
+        load_agent("refunds.triage", project=root, traces=TraceStore(tmp_path / "t"))
