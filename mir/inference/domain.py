@@ -36,6 +36,10 @@ class ModelRequest(BaseModel):
     # (OpenAI caps it at 20). llama.cpp needs the model loaded with ``logits_all``.
     logprobs: bool = False
     top_logprobs: int = Field(20, ge=0, le=20)
+    # Back-pressure: higher runs first; ``deadline_at`` is a ``time.monotonic()`` instant
+    # after which the answer is worthless (the call is shed, never waited for).
+    priority: int = 0
+    deadline_at: float | None = None
 
 
 class TokenLogprob(BaseModel):
@@ -101,6 +105,12 @@ class ProviderError(Exception):
     Runtime failure, not a user error: the runtime records it with reason code
     ``provider_error`` and cascades or falls back.
     """
+
+
+class ShedError(ProviderError):
+    """Refused by back-pressure (queue full, displaced, deadline unmeetable or passed, or a
+    generation cut at its deadline): the runtime records reason code ``shed`` and moves to
+    the next route or the rules at once."""
 
 
 class ModelSettings(BaseModel):
