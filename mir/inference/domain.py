@@ -136,6 +136,12 @@ class ModelSettings(BaseModel):
     n_threads: int | None = Field(
         None, ge=1, description="llama: CPU threads (default: all cores, at most 8)."
     )
+    queue: int = Field(
+        8,
+        ge=0,
+        description="llama: calls that may wait for one loaded model; past it the "
+        "lowest-priority call is shed to the next route or the rules (reason 'shed').",
+    )
     chat_format: str | None = Field(
         None,
         description="llama: chat format name (e.g. 'chatml'); default: the GGUF's own "

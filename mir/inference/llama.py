@@ -265,6 +265,7 @@ class LlamaProvider:
         root: Path | None = None,
         cache: ModelCache | None = None,
         logprobs: bool = False,
+        queue: int | None = None,
     ) -> None:
         # Checked here, not on the first call: a missing model is a config error the
         # user should see before any decision starts.
@@ -274,6 +275,7 @@ class LlamaProvider:
         self.n_threads = n_threads or default_threads()
         self.chat_format = chat_format
         self.logprobs = logprobs
+        self.queue = queue  # None: the scheduler's default (8)
         self._cache = cache or MODEL_CACHE
 
     def loaded(self, logprobs: bool | None = None) -> LoadedModel:
@@ -300,6 +302,8 @@ class LlamaProvider:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         model = self.loaded(self.logprobs or request.logprobs)
+        if self.queue is not None:
+            model.scheduler.queue = self.queue  # [tool.mir.model] queue
         started = time.perf_counter()
         kwargs: dict[str, Any] = {
             "stream": request.deadline_at is not None and not request.logprobs,

@@ -8,6 +8,7 @@ records each step under one DecisionFlow ID.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,12 +52,19 @@ class DecisionFlow:
         context: Mapping[str, Any] | None = None,
         *,
         role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
     ) -> DecisionRecord:
         contract = self.parts.contract
+        # The deadline counts from the call, so loading the world and the snapshot are in it.
+        deadline_ms = deadline_ms if deadline_ms is not None else contract.serving.deadline_ms
+        deadline_at = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
         opened = open_flow(self.parts, self.deps, input, context, role)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
             return opened
         tail, snap = opened
+        tail.state.priority = contract.serving.priority if priority is None else priority
+        tail.state.deadline_at = deadline_at
         rec = tail.rec
         if self.deps.states.is_suspended(self.parts.name):
             # A suspended agent's model is not even asked: its output would be refused.
@@ -249,6 +257,8 @@ class DecisionFlow:
                 api_base=route.api_base,
                 api_key_env=route.api_key_env,
                 logprobs=contract.decision.confidence_source == "logprobs",
+                priority=state.priority,
+                deadline_at=state.deadline_at,
             )
             meta: dict[str, Any] = {"route": route.name or route.provider, "attempt": attempt}
             if resolved.selection is not None:
