@@ -204,6 +204,19 @@ class ModelCache:
                 self.loads += 1
             return self._models[key]
 
+    def peek(
+        self,
+        path: Path,
+        *,
+        n_ctx: int,
+        n_threads: int,
+        chat_format: str | None,
+        logits_all: bool = False,
+    ) -> LoadedModel | None:
+        """The model if it is loaded, never loading it nor waiting for a load (a dict
+        read is atomic under the GIL, so no lock)."""
+        return self._models.get((path, n_ctx, n_threads, chat_format, logits_all))
+
     def clear(self) -> None:
         with self._lock:
             self._models.clear()
@@ -299,6 +312,22 @@ class LlamaProvider:
             "n_ctx": self.n_ctx,
             "chat_format": self.chat_format,
         }
+
+    def refusal(self, request: ModelRequest) -> str | None:
+        """Why this request would be shed right now (see ``Scheduler.refusal``); None when
+        the model is not loaded yet (its first call loads it)."""
+        model = self._cache.peek(
+            self.path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            chat_format=self.chat_format,
+            logits_all=self.logprobs or request.logprobs,
+        )
+        return (
+            None
+            if model is None
+            else model.scheduler.refusal(request.priority, request.deadline_at)
+        )
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         model = self.loaded(self.logprobs or request.logprobs)

@@ -70,25 +70,42 @@ class Scheduler:
             return 0.0
         return self.service_s * (ahead / self.capacity + 1)
 
+    def refusal(self, priority: int = 0, deadline_at: float | None = None) -> str | None:
+        """Why a call asked now would be shed at once, or None; it takes no slot. The
+        runtime asks before it flushes the flow for a model call, so a shed decision costs
+        no disk write before the rules decide (``slot`` still decides for real)."""
+        with self._cond:
+            return self._refusal(priority, deadline_at, time.monotonic())
+
+    def _refusal(self, priority: int, deadline_at: float | None, now: float) -> str | None:
+        if deadline_at is not None and now >= deadline_at:
+            return "shed: the deadline passed before the call was queued"
+        if self._running < self.capacity and not self._waiters:
+            return None
+        ahead = self._running + sum(1 for w in self._waiters if w.priority >= priority)
+        if deadline_at is not None and now + self._estimate(ahead) > deadline_at:
+            return (
+                f"shed: estimated wait {self._estimate(ahead) * 1000:.0f} ms "
+                f"exceeds the {max(0.0, deadline_at - now) * 1000:.0f} ms left"
+            )
+        if len(self._waiters) >= self.queue:
+            lowest = min(self._waiters, key=lambda w: (w.priority, -w.seq), default=None)
+            if lowest is None or lowest.priority >= priority:
+                return f"shed: the model's queue is full ({self.queue} waiting)"
+        return None
+
     def _acquire(self, priority: int, deadline_at: float | None) -> None:
         with self._cond:
-            now = time.monotonic()
-            if deadline_at is not None and now >= deadline_at:
-                raise ShedError("shed: the deadline passed before the call was queued")
+            refused = self._refusal(priority, deadline_at, time.monotonic())
+            if refused is not None:
+                raise ShedError(refused)
             if self._running < self.capacity and not self._waiters:
                 self._running += 1
                 return
-            ahead = self._running + sum(1 for w in self._waiters if w.priority >= priority)
-            if deadline_at is not None and now + self._estimate(ahead) > deadline_at:
-                raise ShedError(
-                    f"shed: estimated wait {self._estimate(ahead) * 1000:.0f} ms "
-                    f"exceeds the {max(0.0, deadline_at - now) * 1000:.0f} ms left"
-                )
             me = _Waiter(priority, next(self._seq), deadline_at)
             if len(self._waiters) >= self.queue:
                 lowest = min(self._waiters, key=lambda w: (w.priority, -w.seq), default=None)
-                if lowest is None or lowest.priority >= priority:
-                    raise ShedError(f"shed: the model's queue is full ({self.queue} waiting)")
+                assert lowest is not None  # _refusal: a full queue has a lower waiter
                 self._waiters.remove(lowest)
                 lowest.shed = f"shed: displaced by a priority-{priority} call (queue full)"
                 self._cond.notify_all()

@@ -263,27 +263,17 @@ class DecisionFlow:
             meta: dict[str, Any] = {"route": route.name or route.provider, "attempt": attempt}
             if resolved.selection is not None:
                 meta["registry"] = resolved.trace()
+            refusal = getattr(provider, "refusal", None)
+            refused = refusal(request) if refusal is not None else None
+            if refused is not None:  # shed by a busy model before any disk write
+                return self._call_failed(tail, provider.name, route, prompt, meta, refused, reasons)
             # Durable before the model is called: a process killed during inference still
             # leaves the flow (snapshot, earlier attempts) in the traces.
             tail.rec.flush()
             try:
                 response = provider.complete(request)
             except ProviderError as exc:
-                code = ReasonCode.SHED if isinstance(exc, ShedError) else ReasonCode.PROVIDER_ERROR
-                tail.rec.emit(
-                    "infer",
-                    reasons=[code],
-                    provider=provider.name,
-                    model=route.model,
-                    prompt_hash=prompt.hash,
-                    prompt_version=prompt.version,
-                    data={**meta, "error": str(exc)},
-                )
-                return Proposal(
-                    decision=None,
-                    reasons=[*reasons, code],
-                    provider_failed=True,
-                )
+                return self._call_failed(tail, provider.name, route, prompt, meta, exc, reasons)
             tokens = response.prompt_tokens + response.completion_tokens
             state.tokens += tokens
             state.cost += response.cost_usd
@@ -331,6 +321,31 @@ class DecisionFlow:
                 return Proposal(decision=None, reasons=reasons, stop=stop)
             errors = _messages(verdict.problems)
         return Proposal(decision=None, reasons=[*reasons, ReasonCode.RETRIES_EXHAUSTED])
+
+    def _call_failed(
+        self,
+        tail: Tail,
+        provider: str,
+        route: Route,
+        prompt: Any,
+        meta: dict[str, Any],
+        error: ProviderError | str,
+        reasons: list[str],
+    ) -> Proposal:
+        """A model call that gave no answer: the provider failed, or the model's queue shed
+        it (a ``ShedError``, or a refusal asked before the call: a plain string)."""
+        shed = isinstance(error, (ShedError, str))
+        code = ReasonCode.SHED if shed else ReasonCode.PROVIDER_ERROR
+        tail.rec.emit(
+            "infer",
+            reasons=[code],
+            provider=provider,
+            model=route.model,
+            prompt_hash=prompt.hash,
+            prompt_version=prompt.version,
+            data={**meta, "error": str(error)},
+        )
+        return Proposal(decision=None, reasons=[*reasons, code], provider_failed=True)
 
     def _resolve(self, tail: Tail, route: Route) -> tuple[Resolved, Proposal | None]:
         """The concrete route of the registry version this flow uses (production, the

@@ -58,7 +58,7 @@ def test_fifty_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, ti
         # decided by the rules, at once, and the trace says why
         assert record.provider == "rules", record
         infer = [e for e in store.flow(record.flow_id) if e.step == "infer"]
-        assert infer and infer[-1].reasons == ["shed"]
+        assert infer and list(infer[-1].reasons) == ["shed"]
     store.close()
 
 
