@@ -204,3 +204,16 @@ def test_a_locked_or_corrupt_history_leaves_models_toml_unchanged(run_mir, desk)
     done = run_mir("models", "promote", "qwen", "2", "--to", "shadow", cwd=desk)
     assert done.returncode == 2 and "model history" in done.stderr, done.stderr
     assert (desk / "models.toml").read_bytes() == before
+
+
+def test_mir_schema_publishes_the_registry_format_and_it_accepts_a_written_file(run_mir, desk):
+    import jsonschema
+    import tomllib
+
+    _setup(run_mir, desk)
+    done = run_mir("schema", "models-registry.schema.json", cwd=desk)
+    assert done.returncode == 0, done.stderr
+    schema = json.loads(done.stdout)
+    jsonschema.validate(tomllib.loads((desk / "models.toml").read_text()), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"models": [{"name": "x", "version": "1", "oops": 1}]}, schema)
