@@ -207,8 +207,9 @@ def test_a_locked_or_corrupt_history_leaves_models_toml_unchanged(run_mir, desk)
 
 
 def test_mir_schema_publishes_the_registry_format_and_it_accepts_a_written_file(run_mir, desk):
-    import jsonschema
     import tomllib
+
+    import jsonschema
 
     _setup(run_mir, desk)
     done = run_mir("schema", "models-registry.schema.json", cwd=desk)
