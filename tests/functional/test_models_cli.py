@@ -18,15 +18,12 @@ CONTRACT = Path("capabilities/refunds/agents/triage.yaml")
 
 @pytest.fixture
 def desk(tmp_path: Path, tiny_gguf: Path) -> Path:
-    """The support_desk example whose triage route names the registry model ``qwen``,
-    with two versions of it registered (1 in production, 2 a candidate)."""
+    """The support_desk example and two GGUF files (its route still says ``default``)."""
     root = tmp_path / "desk"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir"))
     (root / "models").mkdir()
     shutil.copy(tiny_gguf, root / "models" / "a.gguf")
     write_tiny_gguf(root / "models" / "b.gguf", seed=1)
-    contract = root / CONTRACT
-    contract.write_text(contract.read_text().replace("model: default", "model: qwen"))
     return root
 
 
@@ -53,11 +50,13 @@ def _setup(run_mir, root: Path) -> None:
         "production",
         "--by",
         "ana",
-        "--responses",
-        "responses/eval-triage.jsonl",
         cwd=root,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    # Only now does a route name qwen: version 1 went to production without a gate (fast);
+    # later promotions to production run the triage suite.
+    contract = root / CONTRACT
+    contract.write_text(contract.read_text().replace("model: default", "model: qwen"))
 
 
 def _history(run_mir, root: Path) -> list[dict]:
@@ -138,8 +137,6 @@ def test_the_gate_refuses_a_version_that_fails_the_suite_and_force_records_it(ru
 
 
 def test_no_agent_uses_the_model_promotes_without_a_gate(run_mir, desk):
-    contract = desk / CONTRACT
-    contract.write_text(contract.read_text().replace("model: qwen", "model: default"))
     run_mir("models", "register", "other", "1", "--artifact", "models/a.gguf", cwd=desk)
     done = run_mir("models", "promote", "other", "1", "--to", "production", cwd=desk)
     assert done.returncode == 0, done.stderr
