@@ -50,7 +50,8 @@ def promote(
     against it (or ``force``). ``responses`` replays recorded model outputs (tests, CI)."""
     root = project.root
     registry = read_registry(root)
-    if registry is None or registry.get(name, version) is None:
+    entry = registry.get(name, version) if registry is not None else None
+    if entry is None or entry.stage == Stage.RETIRED:
         # set_stage says precisely what is wrong, before any eval runs.
         set_stage(root, name, version, stage, by=by, why=why, share=share)
     if Stage(stage) != Stage.PRODUCTION:
@@ -59,7 +60,6 @@ def promote(
     report, note = _run_gate(project, agents, f"{name}@{version}", responses)
     gate = _summary(report, agents, note)
     if report is not None and report.exit_code and not force:
-        entry = registry.get(name, version) if registry else None
         record(
             root,
             [

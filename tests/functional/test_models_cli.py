@@ -151,6 +151,7 @@ def test_no_agent_uses_the_model_promotes_without_a_gate(run_mir, desk):
         ("models", "promote", "qwen", "2", "--to", "canary", "--share", "1.5"),
         ("models", "promote", "qwen", "2", "--to", "canary", "--share", "0"),
         ("models", "promote", "qwen", "0", "--to", "shadow"),  # retired
+        ("models", "promote", "qwen", "0", "--to", "production"),  # retired: no gate run
         ("models", "promote", "nope", "1", "--to", "shadow"),
         ("models", "rollback", "qwen"),  # nothing to roll back to
     ],
