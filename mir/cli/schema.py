@@ -90,6 +90,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.drift import AlertSettings, DriftReport
     from mir.evals import EvalReport
     from mir.inference import ModelSettings
+    from mir.models import ModelEntry
     from mir.traces import TraceSettings
 
     sections = {
@@ -105,6 +106,21 @@ def all_schemas() -> dict[str, dict]:
         **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
         # what `mir drift --format json` prints
         "drift-report.schema.json": DriftReport.model_json_schema(),
+        # the committed registry, models.toml (`mir models`)
+        "models-registry.schema.json": _registry_schema(ModelEntry.model_json_schema()),
+    }
+
+
+def _registry_schema(entry: dict) -> dict:
+    """``models.toml``: a list of ``[[models]]`` tables, each one ``ModelEntry``."""
+    defs = entry.pop("$defs", {})
+    return {
+        "title": "models.toml",
+        "description": "The model registry: every version of every model a route may name.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"models": {"type": "array", "items": {"$ref": "#/$defs/ModelEntry"}}},
+        "$defs": {**defs, "ModelEntry": entry},
     }
 
 

@@ -260,6 +260,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("drift", "cd"): run_as_written,
     ("drift", "python"): run_as_written,
     ("drift", "mir"): run_as_written,
+    ("models", "mir"): run_as_written,
 }
 
 
@@ -318,6 +319,15 @@ def repository_with_the_example(tmp_path: Path) -> Path:
     return tmp_path / "repo"
 
 
+def support_desk_on_the_registry(tmp_path: Path) -> Path:
+    """The support desk example with its triage route naming ``smollm2`` (the edit the
+    models section describes before its commands)."""
+    root = support_desk_copy(tmp_path)
+    contract = root / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(contract.read_text().replace("model: default", "model: smollm2"))
+    return root
+
+
 @dataclass(frozen=True)
 class Scenario:
     sections: tuple[str, ...]  # run in this order, in one sandbox
@@ -331,6 +341,7 @@ SCENARIOS = {
     "runtime-traces": Scenario(("runtime", "traces"), runtime_project),
     "evals": Scenario(("evals",), support_desk_copy),
     "drift": Scenario(("drift",), repository_with_the_example),
+    "models": Scenario(("models",), support_desk_on_the_registry),
 }
 # These call the embedded SmolLM2 model (`mir run agent` on a `llama` route).
 SLOW = {"quick-start", "scaffold", "runtime-traces"}

@@ -1,0 +1,285 @@
+"""``mir models``: the model registry (``models.toml``) and its history."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from mir.cli.output import console, literal, print_listing
+
+if TYPE_CHECKING:
+    from mir.project import Project
+
+PROJECT = typer.Option(
+    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
+)
+FORMAT = typer.Option("table", "--format", help="table or json.")
+WHY = typer.Option(None, "--why", help="Why (kept in the history).")
+BY = typer.Option(None, "--by", help="Who (default: the login name).")
+_CHUNK = 1 << 20
+
+
+def _project(path: Path | None) -> Project:
+    from mir.project import find_project
+
+    return find_project(path)
+
+
+def _by(by: str | None) -> str:
+    if by:
+        return by
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _format(fmt: str) -> str:
+    from mir.errors import UsageError
+
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format: unknown format {fmt!r}", hint="table or json")
+    return fmt
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="The model registry (models.toml): register versions, promote them through "
+        "shadow, canary and production (the eval gate), roll back, and their history.",
+        no_args_is_help=True,
+    )
+
+    @group.command("list")
+    def list_command(fmt: str = FORMAT, project: Path | None = PROJECT) -> None:
+        """Every version of every model, with its stage."""
+        from rich.table import Table
+
+        from mir.models import read_registry
+
+        proj = _project(project)
+        registry = read_registry(proj.root)
+        entries = list(registry.entries) if registry else []
+        if _format(fmt) == "json":
+            rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
+            console().file.write(json.dumps(rows, indent=2) + "\n")
+            return
+        if not entries:
+            console().print("no models registered (mir models register NAME VERSION ...)")
+            return
+        table = Table(box=None, pad_edge=False)
+        for column in ("name", "version", "stage", "share", "provider", "artifact"):
+            table.add_column(column, no_wrap=True)
+        for e in entries:
+            table.add_row(
+                literal(e.name),
+                literal(e.version),
+                literal(str(e.stage), style="bold" if e.stage == "production" else ""),
+                literal(None if e.share is None else f"{e.share:g}"),
+                literal(e.provider),
+                literal(e.artifact),
+            )
+        print_listing(table)
+
+    @group.command("show")
+    def show_command(
+        name: str = typer.Argument(..., help="Registry name."), project: Path | None = PROJECT
+    ) -> None:
+        """Every version of one model, field by field."""
+        from mir.errors import UsageError
+        from mir.models import read_registry
+
+        registry = read_registry(_project(project).root)
+        versions = registry.versions(name) if registry else []
+        if not versions:
+            known = ", ".join(registry.names) if registry else "none"
+            raise UsageError(f"unknown model {name!r} (registry names: {known or 'none'})")
+        out = console()
+        for entry in versions:
+            out.print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
+            for key, value in entry.model_dump(mode="json", exclude_none=True).items():
+                if key not in ("name", "version", "stage"):
+                    out.print(literal(f"  {key}: {value}"))
+
+    @group.command("register")
+    def register_command(
+        name: str = typer.Argument(..., help="Registry name routes will use."),
+        version: str = typer.Argument(..., help="A new version of it."),
+        artifact: str = typer.Option(
+            ..., "--artifact", help="A .gguf path, package:PKG/FILE.gguf, or a litellm model id."
+        ),
+        provider: str = typer.Option("llama", "--provider", help="llama or litellm."),
+        api_base: str | None = typer.Option(None, "--api-base", help="litellm: server URL."),
+        quantization: str | None = typer.Option(None, "--quantization"),
+        context: int | None = typer.Option(None, "--context", help="Context window (tokens)."),
+        notes: str | None = typer.Option(None, "--notes"),
+        why: str | None = WHY,
+        by: str | None = BY,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
+        from pydantic import ValidationError
+
+        from mir.errors import UsageError
+        from mir.models import ModelEntry, artifact_path
+        from mir.models import register as register_entry
+
+        proj = _project(project)
+        if provider not in ("llama", "litellm"):
+            raise UsageError(f"--provider: unknown provider {provider!r}", hint="llama or litellm")
+        fields = {
+            "name": name,
+            "version": version,
+            "provider": provider,
+            "artifact": artifact,
+            "api_base": api_base,
+            "quantization": quantization,
+            "context": context,
+            "notes": notes,
+        }
+        try:
+            entry = ModelEntry.model_validate(fields)
+            if provider == "llama":
+                path = artifact_path(entry, proj.root)
+                if not path.is_file():
+                    raise UsageError(f"--artifact: no file {path}", hint="give a .gguf file")
+                entry = entry.model_copy(update={"sha256": _sha256(path)})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            raise UsageError(f"{field}: {message}" if field else message) from exc
+        register_entry(proj.root, entry, by=_by(by), why=why)
+        sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
+        console().print(literal(f"registered {entry.ref} as candidate{sha}"))
+
+    @group.command("promote")
+    def promote_command(
+        name: str = typer.Argument(...),
+        version: str = typer.Argument(...),
+        to: str = typer.Option(..., "--to", help="shadow, canary or production."),
+        share: float | None = typer.Option(None, "--share", help="canary: share of flows."),
+        force: bool = typer.Option(
+            False, "--force", help="Promote to production even if the eval gate fails."
+        ),
+        responses: Path | None = typer.Option(
+            None,
+            "--responses",
+            dir_okay=False,
+            help="Gate: replay recorded model outputs (JSONL) instead of calling the model.",
+        ),
+        why: str | None = WHY,
+        by: str | None = BY,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Move a version to shadow, canary or production (production: the agents' eval
+        suites run against it first; exit 1 and nothing changed when the gate fails)."""
+        from mir.cli.eval import render
+        from mir.errors import UsageError
+        from mir.models import Stage
+        from mir.releases import promote
+
+        if to not in ("shadow", "canary", "production"):
+            raise UsageError(f"--to: unknown stage {to!r}", hint="shadow, canary or production")
+        proj = _project(project)
+        result = promote(
+            proj,
+            name,
+            version,
+            Stage(to),
+            by=_by(by),
+            why=why or "",
+            share=share,
+            force=force,
+            responses=responses,
+        )
+        out = console()
+        if result.report is not None:
+            render(result.report, "table")
+        elif result.note:
+            out.print(literal(result.note))
+        if result.entry is None:
+            out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
+            out.print(literal("(--force promotes anyway; the history will say so)"))
+            raise typer.Exit(1)
+        forced = (
+            " (forced past a failed gate)"
+            if force and result.report and result.report.exit_code
+            else ""
+        )
+        out.print(literal(f"{result.entry.ref} is now {result.entry.stage}{forced}"))
+
+    @group.command("rollback")
+    def rollback_command(
+        name: str = typer.Argument(...),
+        why: str | None = WHY,
+        by: str | None = BY,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Production goes back to the version that was production before it."""
+        from mir.models import rollback
+
+        entry = rollback(_project(project).root, name, by=_by(by), why=why or "rollback")
+        console().print(literal(f"{entry.ref} is production again"))
+
+    @group.command("retire")
+    def retire_command(
+        name: str = typer.Argument(...),
+        version: str = typer.Argument(...),
+        why: str | None = WHY,
+        by: str | None = BY,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Retire a version for good (kept for the record; never promoted again)."""
+        from mir.models import Stage, set_stage
+
+        entry = set_stage(
+            _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=why or ""
+        )
+        console().print(literal(f"{entry.ref} is retired"))
+
+    @group.command("history")
+    def history_command(
+        name: str = typer.Argument(...), fmt: str = FORMAT, project: Path | None = PROJECT
+    ) -> None:
+        """Every change of a model's versions: who, when, why, forced, the gate."""
+        from rich.table import Table
+
+        from mir.models import changes
+
+        rows = changes(_project(project).root, name)
+        if _format(fmt) == "json":
+            data = [r.model_dump(mode="json") for r in rows]
+            console().file.write(json.dumps(data, indent=2) + "\n")
+            return
+        if not rows:
+            console().print(literal(f"no history for {name}"))
+            return
+        table = Table(box=None, pad_edge=False)
+        for column in ("at", "version", "from", "to", "by", "forced", "why"):
+            table.add_column(column, no_wrap=column != "why")
+        for r in rows:
+            table.add_row(
+                literal(r.at.strftime("%Y-%m-%d %H:%M:%S")),
+                literal(r.version),
+                literal(r.from_stage),
+                literal(r.to_stage, style="red" if r.to_stage == "refused" else ""),
+                literal(r.by),
+                literal("forced" if r.forced else ""),
+                literal(r.why),
+            )
+        print_listing(table)
+
+    app.add_typer(group, name="models")
