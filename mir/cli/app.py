@@ -30,7 +30,7 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     import typer
 
-    from mir.cli import drift, eval, lint, new, planned, project, run, schema, traces
+    from mir.cli import drift, eval, lint, models_canary, new, planned, project, run, schema, traces
 
     app = typer.Typer(
         name="mir",
@@ -54,7 +54,7 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (project, new, lint, run, traces, eval, drift, schema, planned):
+    for module in (project, new, lint, run, traces, eval, drift, models_canary, schema, planned):
         module.register(app)
     return app
 

@@ -90,6 +90,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.drift import AlertSettings, DriftReport
     from mir.evals import EvalReport
     from mir.inference import ModelSettings
+    from mir.releases import CanaryCheck, CanarySettings, ModelComparison
     from mir.traces import TraceSettings
 
     sections = {
@@ -97,6 +98,7 @@ def all_schemas() -> dict[str, dict]:
         "model": ModelSettings,
         "traces": TraceSettings,
         "alerts": AlertSettings,
+        "models": CanarySettings,
     }
     return {
         **json_schemas(),
@@ -105,6 +107,9 @@ def all_schemas() -> dict[str, dict]:
         **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
         # what `mir drift --format json` prints
         "drift-report.schema.json": DriftReport.model_json_schema(),
+        # what `mir models compare|check --format json` print
+        "models-compare.schema.json": ModelComparison.model_json_schema(mode="serialization"),
+        "models-check.schema.json": CanaryCheck.model_json_schema(mode="serialization"),
     }
 
 
