@@ -13,6 +13,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import jsonschema
+import pytest
 
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
@@ -167,3 +168,54 @@ def test_compare_errors_and_no_decisions(tmp_path, run_mir):
     assert "no model named 'nope'" in unknown.stderr and "Traceback" not in unknown.stderr
     since = run_mir("models", "compare", "triage", "--since", "24h", cwd=root)
     assert since.returncode == 0, since.stderr
+
+
+needs_set_stage = pytest.mark.skipif(
+    not hasattr(__import__("mir.models", fromlist=["x"]), "set_stage"),
+    reason="mir.models.set_stage lands with the registry editing (branch m1-registry)",
+)
+
+
+def _plant_bad_canary(root: Path) -> None:
+    (root / "models.toml").write_text(REGISTRY.replace('"shadow"', '"canary"\nshare = 0.25'))
+    events = []
+    for i in range(300):
+        events += _flow(
+            uuid4().hex, "1", "production", _decision(), status="fallback" if i < 6 else "executed"
+        )
+    for i in range(100):
+        events += _flow(
+            uuid4().hex, "2", "canary", _decision(), status="fallback" if i < 30 else "executed"
+        )
+    with TraceStore.for_project(find_project(root)) as store:
+        store.append(events)
+
+
+@needs_set_stage
+def test_models_check_rolls_a_worse_canary_back_and_exits_1(tmp_path, run_mir):
+    root = _project(tmp_path)
+    _plant_bad_canary(root)
+    done = run_mir("models", "check", cwd=root)
+    assert done.returncode == 1, done.stderr
+    assert "triage: rolled back to shadow" in done.stdout
+    assert 'stage = "shadow"' in (root / "models.toml").read_text()
+    again = run_mir("models", "check", cwd=root)  # nothing in canary any more
+    assert again.returncode == 0 and "no canary to check" in again.stdout
+
+
+@needs_set_stage
+def test_each_drift_watch_tick_checks_the_canaries(tmp_path, run_mir):
+    root = _project(tmp_path)
+    _plant_bad_canary(root)
+    done = run_mir("drift", "watch", "--iterations", "1", cwd=root)
+    assert "triage: rolled back to shadow" in done.stdout, done.stdout + done.stderr
+    assert 'stage = "shadow"' in (root / "models.toml").read_text()
+
+
+def test_models_check_without_evidence_keeps_the_canary(tmp_path, run_mir):
+    root = _project(tmp_path)
+    (root / "models.toml").write_text(REGISTRY.replace('"shadow"', '"canary"\nshare = 0.25'))
+    done = run_mir("models", "check", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "kept (not enough decisions yet)" in done.stdout
+    assert 'stage = "canary"' in (root / "models.toml").read_text()
