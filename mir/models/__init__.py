@@ -9,6 +9,8 @@ from mir.models.domain import (
     Stage,
     in_canary,
 )
+from mir.models.editing import register, rollback, set_stage
+from mir.models.history import ModelChange, changes, history_path, record
 from mir.models.registry_file import (
     FILE_NAME,
     artifact_path,
@@ -20,6 +22,7 @@ from mir.models.resolution import Resolved, RouteResolver, check_routes, names_r
 
 __all__ = [
     "FILE_NAME",
+    "ModelChange",
     "ModelEntry",
     "ModelRef",
     "Registry",
@@ -29,10 +32,16 @@ __all__ = [
     "Selection",
     "Stage",
     "artifact_path",
+    "changes",
     "check_routes",
+    "history_path",
     "in_canary",
     "names_registry_model",
     "parse_registry",
     "read_registry",
+    "record",
+    "register",
     "registry_path",
+    "rollback",
+    "set_stage",
 ]
