@@ -13,7 +13,6 @@ from pathlib import Path
 from uuid import uuid4
 
 import jsonschema
-import pytest
 
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
@@ -170,12 +169,6 @@ def test_compare_errors_and_no_decisions(tmp_path, run_mir):
     assert since.returncode == 0, since.stderr
 
 
-needs_set_stage = pytest.mark.skipif(
-    not hasattr(__import__("mir.models", fromlist=["x"]), "set_stage"),
-    reason="mir.models.set_stage lands with the registry editing (branch m1-registry)",
-)
-
-
 def _plant_bad_canary(root: Path) -> None:
     (root / "models.toml").write_text(REGISTRY.replace('"shadow"', '"canary"\nshare = 0.25'))
     events = []
@@ -191,7 +184,6 @@ def _plant_bad_canary(root: Path) -> None:
         store.append(events)
 
 
-@needs_set_stage
 def test_models_check_rolls_a_worse_canary_back_and_exits_1(tmp_path, run_mir):
     root = _project(tmp_path)
     _plant_bad_canary(root)
@@ -203,7 +195,6 @@ def test_models_check_rolls_a_worse_canary_back_and_exits_1(tmp_path, run_mir):
     assert again.returncode == 0 and "no canary to check" in again.stdout
 
 
-@needs_set_stage
 def test_each_drift_watch_tick_checks_the_canaries(tmp_path, run_mir):
     root = _project(tmp_path)
     _plant_bad_canary(root)

@@ -14,8 +14,6 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from itertools import count
 from pathlib import Path
 
-import pytest
-
 from mir.inference.domain import ModelRequest, ModelResponse
 from mir.models import Stage, read_registry
 from mir.releases import CanaryWatch, check_canaries, compare_arms
@@ -24,11 +22,6 @@ from mir.traces import TraceStore
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 VALID = '{"action": "deny", "confidence": 0.95, "amount": 0, "reason": "no"}'
-
-needs_set_stage = pytest.mark.skipif(
-    not hasattr(__import__("mir.models", fromlist=["x"]), "set_stage"),
-    reason="mir.models.set_stage lands with the registry editing (branch m1-registry)",
-)
 
 
 def _project(tmp_path: Path, share: float, alerts: str = "") -> Path:
@@ -90,7 +83,6 @@ def test_a_share_of_0_2_sends_about_a_fifth_of_1000_flows_to_the_canary(tmp_path
     assert read_registry(root).get("triage", "2").stage == Stage.CANARY
 
 
-@needs_set_stage
 def test_a_canary_falling_back_30_percent_is_rolled_back_traced_and_alerted(tmp_path):
     received: list[dict] = []
 
