@@ -85,6 +85,25 @@ def _check_format(fmt: str) -> None:
         raise UsageError(f"unknown --format {fmt!r}", hint="table or json")
 
 
+def _tick(report: DriftReport, fmt: str, project: Path | None) -> None:
+    """One `mir drift watch` tick: the drift report, then the canaries' rollback check (a
+    problem with the canaries is a line on stderr, never the end of the watch)."""
+    render(report, fmt, show_all=False, brief=True)
+    from mir.cli.models_canary import render_check
+    from mir.releases import check_canaries
+
+    try:
+        result = check_canaries(project)
+    except Exception as exc:  # the breaker keeps watching the agents
+        error_console().print(literal(f"canary check failed: {exc}"))
+        return
+    if result.rolled_back:
+        if fmt == "json":
+            console().print_json(result.model_dump_json())
+        else:
+            render_check(result)
+
+
 def register(app: typer.Typer) -> None:
     drift = typer.Typer(
         cls=_DefaultGroup,
@@ -172,7 +191,7 @@ def register(app: typer.Typer) -> None:
             options,
             period,
             iterations,
-            lambda report: render(report, fmt, show_all=False, brief=True),
+            lambda report: _tick(report, fmt, project),
         )
 
     @drift.command("snapshot")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli import models_canary
 from mir.cli.output import console, literal, print_listing
 
 if TYPE_CHECKING:
@@ -282,4 +283,6 @@ def register(app: typer.Typer) -> None:
             )
         print_listing(table)
 
+    # `compare` and `check` (the canary's evidence and its automatic rollback)
+    models_canary.add_commands(group)
     app.add_typer(group, name="models")

@@ -91,6 +91,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.evals import EvalReport
     from mir.inference import ModelSettings
     from mir.models import ModelEntry
+    from mir.releases import CanaryCheck, CanarySettings, ModelComparison
     from mir.traces import TraceSettings
 
     sections = {
@@ -98,6 +99,7 @@ def all_schemas() -> dict[str, dict]:
         "model": ModelSettings,
         "traces": TraceSettings,
         "alerts": AlertSettings,
+        "models": CanarySettings,
     }
     return {
         **json_schemas(),
@@ -108,6 +110,9 @@ def all_schemas() -> dict[str, dict]:
         "drift-report.schema.json": DriftReport.model_json_schema(),
         # the committed registry, models.toml (`mir models`)
         "models-registry.schema.json": _registry_schema(ModelEntry.model_json_schema()),
+        # what `mir models compare|check --format json` print
+        "models-compare.schema.json": ModelComparison.model_json_schema(mode="serialization"),
+        "models-check.schema.json": CanaryCheck.model_json_schema(mode="serialization"),
     }
 
 

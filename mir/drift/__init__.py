@@ -1,6 +1,7 @@
 """Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
 
 from mir.drift.alerts import AlertSettings
+from mir.drift.alerts import send as send_alert
 from mir.drift.breaker import Breaker
 from mir.drift.domain import (
     KINDS,
@@ -13,6 +14,7 @@ from mir.drift.domain import (
 )
 from mir.drift.monitor import check, measure
 from mir.drift.references import history, snapshot, watch
+from mir.drift.statistics import two_proportion
 from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "history",
     "measure",
     "parse_duration",
+    "send_alert",
     "snapshot",
+    "two_proportion",
     "watch",
 ]

@@ -36,6 +36,9 @@ class MirSettings(BaseModel):
     alerts: dict[str, Any] = Field(
         default_factory=dict, description="[tool.mir.alerts]: where drift warnings go."
     )
+    models: dict[str, Any] = Field(
+        default_factory=dict, description="[tool.mir.models]: the canary's automatic rollback."
+    )
 
 
 def describe_validation_error(

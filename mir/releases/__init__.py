@@ -1,5 +1,29 @@
-"""The promotion gate: a model version reaches production only through its agents' evals."""
+"""releases: a model version's way to production — the promotion gate (evals), and its
+evidence against production (compare, canary rollback)."""
 
+from mir.releases.arms import compare_arms
+from mir.releases.compare import ModelComparison, compare_model
+from mir.releases.evidence import ArmStats, CanaryComparison, judge_canary
 from mir.releases.gate import Promotion, agents_using, promote
+from mir.releases.rollback import CanaryCheck, CanaryWatch, Rollback, check_canaries
+from mir.releases.settings import CanarySettings
+from mir.releases.shadow import ShadowComparison, ShadowSide
 
-__all__ = ["Promotion", "agents_using", "promote"]
+__all__ = [
+    "ArmStats",
+    "CanaryCheck",
+    "CanaryComparison",
+    "CanarySettings",
+    "CanaryWatch",
+    "ModelComparison",
+    "Promotion",
+    "Rollback",
+    "ShadowComparison",
+    "ShadowSide",
+    "agents_using",
+    "check_canaries",
+    "compare_arms",
+    "compare_model",
+    "judge_canary",
+    "promote",
+]

@@ -59,6 +59,10 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " the model",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
+    ("models-canary", "mir models compare"): "the example project has no models.toml;"
+    " tests/functional/test_models_compare.py runs it on planted traces",
+    ("models-canary", "mir models check"): "the example project has no models.toml;"
+    " tests/functional/test_models_compare.py runs it on planted traces",
 }
 
 

@@ -1,0 +1,175 @@
+"""The canary's automatic rollback: compare the arms, send a worse canary back to shadow.
+
+Run by ``mir models check``, each tick of ``mir drift watch`` and, in-process, by an Agent
+whose route names a model with a canary (``CanaryWatch``, after the decision, in a
+background thread). A rollback is ``set_stage(..., SHADOW, by="mir (automatic rollback)")``
+(history records it), a trace event (like the drift breaker's suspension) and an alert.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from pydantic import BaseModel
+
+from mir.drift import AlertSettings, send_alert
+from mir.models import Stage, read_registry
+from mir.project import Project, find_project
+from mir.releases.arms import arm_stats, empty_arm
+from mir.releases.evidence import CanaryComparison, judge_canary
+from mir.releases.settings import CanarySettings
+from mir.traces import TraceEvent, TraceStore
+
+BY = "mir (automatic rollback)"
+
+
+class Rollback(BaseModel):
+    name: str
+    version: str
+    why: str
+    comparison: CanaryComparison
+
+
+class CanaryCheck(BaseModel):
+    comparisons: list[CanaryComparison]
+    rolled_back: list[Rollback]
+    notes: list[str]
+
+
+def check_canaries(
+    project: Project | str | Path | None = None,
+    names: list[str] | None = None,
+    since: datetime | None = None,
+) -> CanaryCheck:
+    """Compare every canary (or those of ``names``) with production; roll back the worse."""
+    proj = project if isinstance(project, Project) else find_project(_path(project))
+    settings = proj.section("models", CanarySettings)
+    registry = read_registry(proj.root)
+    notes: list[str] = []
+    if registry is None:
+        return CanaryCheck(comparisons=[], rolled_back=[], notes=["no models.toml"])
+    canaries = [
+        e
+        for name in (names or registry.names)
+        if (e := registry.in_stage(name, Stage.CANARY)) is not None
+    ]
+    comparisons = []
+    with TraceStore.for_project(proj).analysis() as (con, events, _):
+        for entry in canaries:
+            arms = arm_stats(con, events, entry.name, since)
+            production = arms.get("production") or empty_arm("production")
+            canary = arms.get("canary") or empty_arm("canary", entry.version)
+            comparisons.append(judge_canary(entry.name, production, canary, settings))
+    rolled = []
+    for comparison, entry in zip(comparisons, canaries, strict=True):
+        if not comparison.roll_back:
+            continue
+        why = comparison.evidence()
+        from mir.models import set_stage  # lands with the registry editing (helper m1)
+
+        set_stage(proj.root, entry.name, entry.version, Stage.SHADOW, by=BY, why=why)
+        rollback = Rollback(name=entry.name, version=entry.version, why=why, comparison=comparison)
+        _trace(proj, rollback)
+        notes += _alert(proj, rollback)
+        rolled.append(rollback)
+    return CanaryCheck(comparisons=comparisons, rolled_back=rolled, notes=notes)
+
+
+def _payload(rollback: Rollback) -> dict[str, Any]:
+    return {
+        "event": "canary_rollback",
+        "model": rollback.name,
+        "version": rollback.version,
+        "to": "shadow",
+        "by": BY,
+        "why": rollback.why,
+        "tests": [t.model_dump(mode="json") for t in rollback.comparison.tests],
+        "production": rollback.comparison.production.model_dump(mode="json"),
+        "canary": rollback.comparison.canary.model_dump(mode="json"),
+    }
+
+
+def _trace(proj: Project, rollback: Rollback) -> None:
+    event = TraceEvent(
+        flow_id=uuid4().hex,
+        seq=0,
+        step="route",
+        agent=f"models:{rollback.name}",
+        reasons=("canary_rolled_back",),
+        data=_payload(rollback),
+    )
+    with TraceStore.for_project(proj) as traces:
+        traces.append([event])
+
+
+def _alert(proj: Project, rollback: Rollback) -> list[str]:
+    alerts = proj.section("alerts", AlertSettings)
+    if not (alerts.command or alerts.webhook) or "suspend" not in alerts.on:
+        return []
+    return send_alert(alerts, _payload(rollback))
+
+
+class CanaryWatch:
+    """In-process, like ``mir.drift.Breaker``: ``CanaryWatch(agent).decide(...)`` decides
+    exactly like ``agent.decide``; every ``every`` decisions (``check_every`` of
+    ``[tool.mir.models]`` by default) it checks the project's canaries in a background
+    thread, after the decision, so no decision waits for it or fails because of it."""
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        project: Project | str | Path | None = None,
+        names: list[str] | None = None,
+        every: int | None = None,
+    ) -> None:
+        self.agent = agent
+        self.project = project if isinstance(project, Project) else find_project(_path(project))
+        self.names = names
+        self.every = every or self.project.section("models", CanarySettings).check_every
+        if self.every < 1:
+            raise ValueError("every must be at least 1")
+        self.decisions = 0
+        self.last: CanaryCheck | None = None
+        self.last_error: Exception | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def decide(
+        self, input: Mapping[str, Any], context: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        record = self.agent.decide(input, context, **kwargs)
+        with self._lock:
+            self.decisions += 1
+            due = self.decisions % self.every == 0
+            busy = self._thread is not None and self._thread.is_alive()
+            if due and not busy:  # a check still running covers this one too
+                self._thread = threading.Thread(target=self._run, name="mir-canary", daemon=True)
+                self._thread.start()
+        return record
+
+    def _run(self) -> None:
+        try:
+            self.last = check_canaries(self.project, self.names)
+            # the agent's resolver picks up the new stage at once (no watchdog needed here)
+            resolver = getattr(getattr(self.agent, "deps", None), "models", None)
+            if self.last.rolled_back and resolver is not None:
+                resolver.reload()
+        except Exception as exc:  # a monitor never breaks the app it watches
+            self.last_error = exc
+
+    def wait(self, timeout: float | None = None) -> CanaryCheck | None:
+        """Wait for a running check (tests, shutdown); returns the latest result."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.last
+
+
+def _path(project: str | Path | None) -> Path | None:
+    return Path(project) if project is not None else None
