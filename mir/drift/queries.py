@@ -36,6 +36,9 @@ RATES = {
 _NUMERIC_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')"
 # A categorical field with more distinct values than this is free text, not a category.
 MAX_CATEGORIES = 50
+# A field is numeric (categorical) when this share of its non-null values are numbers
+# (strings / booleans); the rest parse to NULL (numeric) or count as categories.
+TYPED_SHARE = 0.8
 
 # One row per finished production flow, from its `final` event alone (no group-by over
 # the flow's events): the final event carries the status, every reason met on the way
@@ -204,19 +207,25 @@ class DriftQueries(ChangePoints):
         rows = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
-            "count(DISTINCT s) AS card, count(*) AS total FROM ("
+            "count(DISTINCT s) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS card, "
+            "count(*) FILTER (WHERE t <> 'NULL') AS total FROM ("
             "SELECT agent, k, json_type(d, '$.\"' || k || '\"') AS t, "
             "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
             "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
             "SELECT agent, data->'$.record.decision' AS d FROM ("
-            f"{sample})) WHERE json_type(d) = 'OBJECT')) GROUP BY agent, k",
+            f"{sample})) "
+            "WHERE json_type(d) = 'OBJECT') "
+            # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
+            "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]')) GROUP BY agent, k",
             params,
         ).fetchall()
         kinds: dict[str, dict[str, str]] = {}
+        # The type most values have wins: a few hostile or malformed decisions (a string
+        # where a number belongs, an object, null) must not hide the field's drift.
         for agent, name, num, cat, card, total in rows:
-            if num == total:
+            if num and num >= TYPED_SHARE * total:
                 kinds.setdefault(agent, {})[name] = "numeric"
-            elif cat == total and card <= MAX_CATEGORIES:
+            elif cat and cat >= TYPED_SHARE * total and card <= MAX_CATEGORIES:
                 kinds.setdefault(agent, {})[name] = "categorical"
         return kinds
 
@@ -309,7 +318,7 @@ class DriftQueries(ChangePoints):
 
     def rates(self) -> dict[str, tuple[int, int, int, int]]:
         """name -> (reference hits, reference n, current hits, current n)."""
-        cols = ", ".join(f"count_if({c}) AS {name}" for name, c in RATES.items())
+        cols = ", ".join(f"count_if({c} IS TRUE) AS {name}" for name, c in RATES.items())
         rows = self.con.execute(
             f"SELECT side, count(*) AS n, {cols} FROM drift_flows GROUP BY side"
         ).fetchall()
