@@ -16,6 +16,7 @@ from typing import Any, Literal
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
 from mir.inference import (
+    MODEL_CACHE,
     ModelProvider,
     ModelResponse,
     ModelSettings,
@@ -139,6 +140,9 @@ class _Providers:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+        if self._settings.memory_budget_mb is not None:
+            # The cache is per process: the last project loaded sets its budget.
+            MODEL_CACHE.budget_mb = self._settings.memory_budget_mb
 
     def close(self) -> None:
         if self.answers is not None:
