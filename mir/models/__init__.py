@@ -17,6 +17,7 @@ from mir.models.registry_file import (
     registry_path,
 )
 from mir.models.resolution import Resolved, RouteResolver, check_routes, names_registry_model
+from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
     "FILE_NAME",
@@ -24,10 +25,12 @@ __all__ = [
     "ModelRef",
     "Registry",
     "RegistryError",
+    "RegistryWatcher",
     "Resolved",
     "RouteResolver",
     "Selection",
     "Stage",
+    "Subscription",
     "artifact_path",
     "check_routes",
     "in_canary",
