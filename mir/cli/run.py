@@ -48,6 +48,15 @@ def register(app: typer.Typer) -> None:
             None, "--responses", help="JSONL of raw model outputs (for --provider scripted)."
         ),
         role: str = typer.Option("agent", "--role", help="Caller role checked against actions."),
+        priority: int = typer.Option(
+            None, "--priority", help="Priority in a busy model's queue (default: the contract's)."
+        ),
+        deadline_ms: int = typer.Option(
+            None,
+            "--deadline-ms",
+            min=1,
+            help="The model must answer within this many ms, or the rules decide (shed).",
+        ),
         as_json: bool = JSON_OUT,
         project: str | None = PROJECT,
     ) -> None:
@@ -70,6 +79,8 @@ def register(app: typer.Typer) -> None:
                 role=role,
                 project=project,
                 progress=progress,
+                priority=priority,
+                deadline_ms=deadline_ms,
             )
         render_record(record, as_json)
 

@@ -391,6 +391,20 @@ class DriftSettings(_Strict):
         return self
 
 
+class Serving(_Strict):
+    """How a decision waits for a model: its priority in the model's queue and its
+    deadline. A call past its deadline, or one a full queue cannot take, is shed at once
+    to the next route or the rules fallback (reason ``shed``), never left hanging."""
+
+    priority: int = Field(0, ge=-1000, le=1000, description="Higher first in a busy model's queue.")
+    deadline_ms: int | None = Field(
+        None,
+        gt=0,
+        description="Milliseconds from the start of the decision by which the model must "
+        "have answered; none by default (the route's timeout_s still bounds a call).",
+    )
+
+
 class AgentContract(_Strict):
     """A responsibility contract: what an agent may see, decide and trigger."""
 
@@ -422,6 +436,9 @@ class AgentContract(_Strict):
     fallback: Fallback = Field(default_factory=Fallback)
     drift: DriftSettings = Field(
         default_factory=DriftSettings, description="Drift thresholds (`mir drift check`)."
+    )
+    serving: Serving = Field(
+        default_factory=Serving, description="Priority and deadline of its model calls."
     )
 
     @model_validator(mode="after")

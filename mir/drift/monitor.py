@@ -79,15 +79,29 @@ def _resolve(names: Sequence[str], known: Sequence[str]) -> list[str]:
 def _trace_agents(con: Any, events: Callable[[str], str]) -> list[str]:
     source = events("step = 'snapshot'")
     # agents with production flows only: a judge (`--rubrics`, `mir eval`) traces eval
-    # flows under its own name, and those are never decisions to measure (a substring
-    # test first, so only the rare snapshot with another source is parsed)
-    rows = con.execute(
-        f"SELECT DISTINCT agent FROM ({source}) WHERE agent IS NOT NULL AND ("
+    # flows under its own name, and those are never decisions to measure. The distinct
+    # agents first (no payload read), then per agent the FIRST production snapshot
+    # (LIMIT 1 stops the scan there; a substring test first, so only a snapshot naming
+    # another source is parsed): 0.11 s -> a few ms over 1M flows of one agent.
+    agents = [
+        r[0]
+        for r in con.execute(
+            f"SELECT DISTINCT agent FROM ({source}) WHERE agent IS NOT NULL ORDER BY 1"
+        ).fetchall()
+    ]
+    production = (
         'NOT contains(data, \'"source"\') OR contains(data, \'"source":"production"\') '
         'OR contains(data, \'"source": "production"\') '
-        "OR coalesce(data->>'$.source', 'production') = 'production') ORDER BY 1"
-    ).fetchall()
-    return [r[0] for r in rows]
+        "OR coalesce(data->>'$.source', 'production') = 'production'"
+    )
+    return [
+        agent
+        for agent in agents
+        if con.execute(
+            f"SELECT 1 FROM ({source}) WHERE agent = $agent AND ({production}) LIMIT 1",
+            {"agent": agent},
+        ).fetchone()
+    ]
 
 
 def _selection(

@@ -191,6 +191,16 @@ class DriftQueries(ChangePoints):
 
     def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
         """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
+        # The first DISCOVERY_SAMPLE finals of each agent, one LIMIT per agent (the scan
+        # stops there), not a row_number() over every final in the windows: 0.09 s -> 0.01 s
+        # over 1M decisions.
+        if not params["agents"]:
+            return {}
+        sample = " UNION ALL ".join(
+            f"(SELECT agent, data FROM ({finals}) WHERE agent = {_literal(agent)} "
+            f"LIMIT {DISCOVERY_SAMPLE})"
+            for agent in params["agents"]
+        )
         rows = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
@@ -199,10 +209,8 @@ class DriftQueries(ChangePoints):
             "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
             "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
             "SELECT agent, data->'$.record.decision' AS d FROM ("
-            f"SELECT agent, data FROM ({finals}) "
-            "QUALIFY row_number() OVER (PARTITION BY agent) <= $sample)) "
-            "WHERE json_type(d) = 'OBJECT')) GROUP BY agent, k",
-            {**params, "sample": DISCOVERY_SAMPLE},
+            f"{sample})) WHERE json_type(d) = 'OBJECT')) GROUP BY agent, k",
+            params,
         ).fetchall()
         kinds: dict[str, dict[str, str]] = {}
         for agent, name, num, cat, card, total in rows:

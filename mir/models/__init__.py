@@ -9,6 +9,8 @@ from mir.models.domain import (
     Stage,
     in_canary,
 )
+from mir.models.editing import register, rollback, set_stage
+from mir.models.history import ModelChange, changes, history_path, record
 from mir.models.registry_file import (
     FILE_NAME,
     artifact_path,
@@ -21,6 +23,7 @@ from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
     "FILE_NAME",
+    "ModelChange",
     "ModelEntry",
     "ModelRef",
     "Registry",
@@ -32,10 +35,16 @@ __all__ = [
     "Stage",
     "Subscription",
     "artifact_path",
+    "changes",
     "check_routes",
+    "history_path",
     "in_canary",
     "names_registry_model",
     "parse_registry",
     "read_registry",
+    "record",
+    "register",
     "registry_path",
+    "rollback",
+    "set_stage",
 ]

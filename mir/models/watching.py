@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from typing import Any
 from mir.errors import ConfigError
 from mir.models.domain import Registry
 from mir.models.registry_file import FILE_NAME, read_registry
+
+# How long after an event the file is read (a save is several events).
+SETTLE_S = 0.05
 
 Subscriber = Callable[[Registry], None]
 
@@ -101,8 +105,11 @@ class RegistryWatcher:
 
     def changed(self) -> None:
         """Re-read the file (called on the observer's thread; public for tests/benches)."""
+        # A save truncates, then writes: wait out the burst, and never take an empty file
+        # (a write in progress) for a registry with no models.
+        time.sleep(SETTLE_S)
         text = self._text()
-        if text is None or text == self._last:
+        if text is None or not text.strip() or text == self._last:
             return  # one save makes several events; a vanished file keeps the old registry
         try:
             registry = read_registry(self.root)

@@ -95,8 +95,15 @@ class Agent:
         context: Mapping[str, Any] | None = None,
         *,
         role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
     ) -> DecisionRecord:
-        return self._flow.decide(input, context, role=role)
+        """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
+        this call: a model call that cannot meet the deadline is shed to the next route or
+        the rules at once (reason ``shed``)."""
+        return self._flow.decide(
+            input, context, role=role, priority=priority, deadline_ms=deadline_ms
+        )
 
     def replaying(
         self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
@@ -372,6 +379,8 @@ def run_agent(
     role: str = "agent",
     project: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    priority: int | None = None,
+    deadline_ms: int | None = None,
 ) -> DecisionRecord:
     """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out.
 
@@ -383,7 +392,7 @@ def run_agent(
     with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
         if progress is not None:
             agent = Agent(*observed(agent.parts, agent.deps, progress))
-        return agent.decide(data, state, role=role)
+        return agent.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
 
 
 def review_flow(

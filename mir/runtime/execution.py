@@ -64,6 +64,8 @@ class FlowState:
     model: str | None = None
     ttl_seconds: float | None = None  # the contract's TTL when the flow began
     context_source: str = "none"  # "caller", "loader" or "none": where the world came from
+    priority: int = 0  # in a busy model's queue (contract `serving`, or the call's own)
+    deadline_at: float | None = None  # time.monotonic() by which a model must answer
 
 
 @dataclass

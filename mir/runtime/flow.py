@@ -8,13 +8,14 @@ records each step under one DecisionFlow ID.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mir.contracts import Route
 from mir.errors import ConfigError
-from mir.inference import ModelRequest, ModelResponse, ProviderError
+from mir.inference import ModelRequest, ModelResponse, ProviderError, ShedError
 from mir.models import RegistryError, Resolved
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
@@ -51,12 +52,19 @@ class DecisionFlow:
         context: Mapping[str, Any] | None = None,
         *,
         role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
     ) -> DecisionRecord:
         contract = self.parts.contract
+        # The deadline counts from the call, so loading the world and the snapshot are in it.
+        deadline_ms = deadline_ms if deadline_ms is not None else contract.serving.deadline_ms
+        deadline_at = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
         opened = open_flow(self.parts, self.deps, input, context, role)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
             return opened
         tail, snap = opened
+        tail.state.priority = contract.serving.priority if priority is None else priority
+        tail.state.deadline_at = deadline_at
         rec = tail.rec
         if self.deps.states.is_suspended(self.parts.name):
             # A suspended agent's model is not even asked: its output would be refused.
@@ -249,6 +257,8 @@ class DecisionFlow:
                 api_base=route.api_base,
                 api_key_env=route.api_key_env,
                 logprobs=contract.decision.confidence_source == "logprobs",
+                priority=state.priority,
+                deadline_at=state.deadline_at,
             )
             meta: dict[str, Any] = {"route": route.name or route.provider, "attempt": attempt}
             if resolved.selection is not None:
@@ -259,9 +269,10 @@ class DecisionFlow:
             try:
                 response = provider.complete(request)
             except ProviderError as exc:
+                code = ReasonCode.SHED if isinstance(exc, ShedError) else ReasonCode.PROVIDER_ERROR
                 tail.rec.emit(
                     "infer",
-                    reasons=[ReasonCode.PROVIDER_ERROR],
+                    reasons=[code],
                     provider=provider.name,
                     model=route.model,
                     prompt_hash=prompt.hash,
@@ -270,7 +281,7 @@ class DecisionFlow:
                 )
                 return Proposal(
                     decision=None,
-                    reasons=[*reasons, ReasonCode.PROVIDER_ERROR],
+                    reasons=[*reasons, code],
                     provider_failed=True,
                 )
             tokens = response.prompt_tokens + response.completion_tokens

@@ -51,6 +51,8 @@ class ReasonCode(StrEnum):
     BINDING_VIOLATED = "binding_violated"
     CONTEXT_UNAVAILABLE = "context_unavailable"
     DECISION_REDACTED = "decision_redacted"
+    # back-pressure refused the model call (queue full, displaced, deadline): rules decide
+    SHED = "shed"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(

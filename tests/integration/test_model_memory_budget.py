@@ -42,7 +42,7 @@ def test_a_model_in_use_is_not_unloaded(tmp_path: Path) -> None:
     cache = ModelCache(budget_mb=size_mb(a) * 1.5)  # room for one
     first = LlamaProvider(str(a), n_ctx=256, n_threads=1, cache=cache)
     busy = first.loaded()
-    with busy.lock:  # a call is running on a
+    with busy.scheduler.slot():  # a call is running on a
         LlamaProvider(str(b), n_ctx=256, n_threads=1, cache=cache).loaded()
     assert (cache.loads, cache.unloads) == (2, 0)  # over budget for a while, no failure
     # Once a is idle, the next load makes room by unloading it (the least recent).

@@ -1,0 +1,123 @@
+"""Back-pressure for one loaded model: a bounded priority queue in front of its slots.
+
+Why: a llama model answers one request at a time; without a bound, a burst queues calls
+behind each other until every one of them misses its deadline. Here a call that cannot be
+served in time is refused AT ONCE (``ShedError``), so the runtime decides it by its next
+route or its rules while the caller still has time left.
+
+Admission (stdlib only, no clock but ``time.monotonic``):
+- a free slot and nobody waiting -> run now;
+- the queue full -> the lowest-priority waiter (latest arrival among equals) is shed,
+  or the newcomer when it is the lowest;
+- a deadline the estimated wait cannot meet (EWMA of recent service times x calls
+  ahead, plus one service) -> shed now; a waiter whose deadline passes while queued ->
+  shed then.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from mir.inference.domain import ShedError
+
+DEFAULT_QUEUE = 8
+# Weight of the newest service time in the estimate: recent calls matter most.
+EWMA_ALPHA = 0.3
+
+
+@dataclass
+class _Waiter:
+    priority: int
+    seq: int
+    deadline_at: float | None
+    granted: bool = False
+    shed: str | None = None
+
+
+class Scheduler:
+    """``capacity`` calls run at once; at most ``queue`` wait, best priority first."""
+
+    def __init__(self, capacity: int = 1, queue: int = DEFAULT_QUEUE) -> None:
+        self.capacity = max(1, capacity)
+        self.queue = max(0, queue)
+        self._cond = threading.Condition()
+        self._running = 0
+        self._waiters: list[_Waiter] = []
+        self._seq = itertools.count()
+        self.service_s: float | None = None  # EWMA of recent service times
+
+    @contextmanager
+    def slot(self, priority: int = 0, deadline_at: float | None = None) -> Iterator[None]:
+        """Hold a slot for the block, or raise ``ShedError`` before it starts."""
+        self._acquire(priority, deadline_at)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self._release(time.monotonic() - started)
+
+    def busy(self) -> bool:
+        """A call runs or waits (the model cache never unloads a busy model)."""
+        with self._cond:
+            return self._running > 0 or bool(self._waiters)
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._waiters)
+
+    def _estimate(self, ahead: int) -> float:
+        if self.service_s is None:
+            return 0.0
+        return self.service_s * (ahead / self.capacity + 1)
+
+    def _acquire(self, priority: int, deadline_at: float | None) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if deadline_at is not None and now >= deadline_at:
+                raise ShedError("shed: the deadline passed before the call was queued")
+            if self._running < self.capacity and not self._waiters:
+                self._running += 1
+                return
+            ahead = self._running + sum(1 for w in self._waiters if w.priority >= priority)
+            if deadline_at is not None and now + self._estimate(ahead) > deadline_at:
+                raise ShedError(
+                    f"shed: estimated wait {self._estimate(ahead) * 1000:.0f} ms "
+                    f"exceeds the {max(0.0, deadline_at - now) * 1000:.0f} ms left"
+                )
+            me = _Waiter(priority, next(self._seq), deadline_at)
+            if len(self._waiters) >= self.queue:
+                lowest = min(self._waiters, key=lambda w: (w.priority, -w.seq), default=None)
+                if lowest is None or lowest.priority >= priority:
+                    raise ShedError(f"shed: the model's queue is full ({self.queue} waiting)")
+                self._waiters.remove(lowest)
+                lowest.shed = f"shed: displaced by a priority-{priority} call (queue full)"
+                self._cond.notify_all()
+            self._waiters.append(me)
+            while not me.granted and me.shed is None:
+                timeout = None if deadline_at is None else deadline_at - time.monotonic()
+                if timeout is not None and timeout <= 0:
+                    self._waiters.remove(me)
+                    raise ShedError("shed: the deadline passed while queued")
+                self._cond.wait(timeout)
+            if me.shed is not None:
+                raise ShedError(me.shed)
+
+    def _release(self, service_s: float) -> None:
+        with self._cond:
+            self.service_s = (
+                service_s
+                if self.service_s is None
+                else EWMA_ALPHA * service_s + (1 - EWMA_ALPHA) * self.service_s
+            )
+            self._running -= 1
+            while self._running < self.capacity and self._waiters:
+                best = max(self._waiters, key=lambda w: (w.priority, -w.seq))
+                self._waiters.remove(best)
+                best.granted = True
+                self._running += 1
+            self._cond.notify_all()

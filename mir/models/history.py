@@ -1,0 +1,169 @@
+"""The registry's history: every stage change, who made it, when and why, in DuckDB
+(``.mir/models.duckdb``, table ``model_changes``).
+
+``models.toml`` says where each version is now (reviewable in a pull request); this file
+says how it got there, including refused promotions and ``--force``. Schema changes are
+named migrations recorded in ``_migrations``, like the trace database's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mir.errors import ConfigError
+
+if TYPE_CHECKING:
+    import duckdb
+
+HISTORY_FILE = Path(".mir") / "models.duckdb"
+
+# Frozen text: never derived from code that may change later.
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_create_model_changes",
+        "CREATE TABLE model_changes (name VARCHAR NOT NULL, version VARCHAR NOT NULL, "
+        'from_stage VARCHAR, to_stage VARCHAR NOT NULL, share DOUBLE, "by" VARCHAR NOT NULL, '
+        '"at" TIMESTAMPTZ NOT NULL, why VARCHAR, forced BOOLEAN NOT NULL, gate VARCHAR)',
+    ),
+)
+_COLUMNS = 'name, version, from_stage, to_stage, share, "by", "at", why, forced, gate'
+
+
+class ModelChange(BaseModel):
+    """One row of ``model_changes``: a version moved (or refused to move) between stages.
+
+    ``from_stage`` is None for a registration; ``to_stage`` is ``refused`` for a
+    promotion the gate turned down (the file was not changed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    version: str
+    from_stage: str | None
+    to_stage: str
+    share: float | None = None
+    by: str
+    at: datetime
+    why: str | None = None
+    forced: bool = False
+    gate: dict[str, Any] | None = None
+
+
+def history_path(root: Path) -> Path:
+    return root / HISTORY_FILE
+
+
+@contextmanager
+def open_history(root: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The history database, migrated; a locked or corrupt file is one ``ConfigError``."""
+    import duckdb
+
+    path = history_path(root)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _explain(path, exc) from exc
+    try:
+        try:
+            con.execute("SET enable_progress_bar = false")
+            if not read_only:
+                _migrate(con)
+        except duckdb.Error as exc:
+            raise _explain(path, exc) from exc
+        yield con
+    finally:
+        con.close()
+
+
+def _explain(path: Path, exc: Exception) -> ConfigError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "lock" in first.lower():
+        return ConfigError(
+            "the model history is held open by another program",
+            where=str(path),
+            hint="close it and retry; models.toml was not changed",
+        )
+    return ConfigError(
+        f"not a readable model history ({first})",
+        where=str(path),
+        hint="move it aside and retry; models.toml was not changed",
+    )
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations "
+        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        con.execute(sql)
+        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
+        con.execute("COMMIT")
+
+
+def insert_change(con: duckdb.DuckDBPyConnection, change: ModelChange) -> None:
+    con.execute(
+        f"INSERT INTO model_changes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            change.name,
+            change.version,
+            change.from_stage,
+            change.to_stage,
+            change.share,
+            change.by,
+            change.at,
+            change.why,
+            change.forced,
+            None if change.gate is None else json.dumps(change.gate, sort_keys=True),
+        ],
+    )
+
+
+def record(root: Path, changes: list[ModelChange]) -> None:
+    """Record changes that edit no file (a refused promotion)."""
+    import duckdb
+
+    with open_history(root) as con:
+        try:
+            con.execute("BEGIN TRANSACTION")
+            for change in changes:
+                insert_change(con, change)
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            raise _explain(history_path(root), exc) from exc
+
+
+def changes(root: Path, name: str | None = None) -> list[ModelChange]:
+    """Every recorded change (of one name), oldest first; no file means none."""
+    import duckdb
+
+    if not history_path(root).exists():
+        return []
+    with open_history(root, read_only=True) as con:
+        try:
+            where, params = ("WHERE name = ?", [name]) if name else ("", [])
+            rows = con.execute(
+                f'SELECT {_COLUMNS} FROM model_changes {where} ORDER BY "at", rowid', params
+            ).fetchall()
+        except duckdb.Error as exc:
+            raise _explain(history_path(root), exc) from exc
+    keys = _COLUMNS.replace('"', "").split(", ")
+    out = []
+    for row in rows:
+        data = dict(zip(keys, row, strict=True))
+        data["gate"] = json.loads(data["gate"]) if data["gate"] else None
+        out.append(ModelChange.model_validate(data))
+    return out

@@ -1,0 +1,90 @@
+"""Editing models.toml: stage moves, history rows, comments kept, file unchanged on error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mir.errors import ConfigError, MirUserError
+from mir.models import Stage, changes, read_registry, rollback, set_stage
+
+REGISTRY = """\
+# our models
+[[models]]
+name = "qwen"  # the small one
+version = "1"
+stage = "production"
+artifact = "models/q1.gguf"
+
+[[models]]
+name = "qwen"
+version = "2"
+artifact = "models/q2.gguf"
+
+[[models]]
+name = "qwen"
+version = "0"
+stage = "retired"
+artifact = "models/q0.gguf"
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "models.toml").write_text(REGISTRY)
+    return tmp_path
+
+
+def test_promotion_moves_the_previous_production_to_candidate_and_keeps_comments(root):
+    entry = set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="better")
+    assert entry.stage == Stage.PRODUCTION
+    registry = read_registry(root)
+    assert registry.get("qwen", "1").stage == Stage.CANDIDATE
+    text = (root / "models.toml").read_text()
+    assert "# our models" in text and "# the small one" in text
+    rows = changes(root, "qwen")
+    assert [(r.version, r.from_stage, r.to_stage, r.by) for r in rows] == [
+        ("1", "production", "candidate", "ana"),
+        ("2", "candidate", "production", "ana"),
+    ]
+
+
+def test_canary_share_is_written_and_removed_when_it_leaves(root):
+    set_stage(root, "qwen", "2", Stage.CANARY, by="ana", why="try", share=0.2)
+    assert read_registry(root).get("qwen", "2").share == 0.2
+    set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="ok")
+    assert read_registry(root).get("qwen", "2").share is None
+
+
+@pytest.mark.parametrize(
+    ("version", "stage", "share"),
+    [
+        ("0", Stage.PRODUCTION, None),
+        ("9", Stage.SHADOW, None),
+        ("2", Stage.CANARY, 1.5),
+        ("2", Stage.CANARY, None),
+        ("2", Stage.SHADOW, 0.5),
+    ],
+)
+def test_bad_moves_leave_the_file_unchanged(root, version, stage, share):
+    with pytest.raises(MirUserError):
+        set_stage(root, "qwen", version, stage, by="ana", why="x", share=share)
+    assert (root / "models.toml").read_text() == REGISTRY
+    assert changes(root) == []
+
+
+def test_a_corrupt_history_is_one_config_error_and_the_file_is_unchanged(root):
+    (root / ".mir").mkdir()
+    (root / ".mir" / "models.duckdb").write_bytes(b"not a database" * 100)
+    with pytest.raises(ConfigError, match="model history"):
+        set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="x")
+    assert (root / "models.toml").read_text() == REGISTRY
+
+
+def test_rollback_returns_to_the_previous_production(root):
+    set_stage(root, "qwen", "1", Stage.PRODUCTION, by="ana", why="baseline")
+    set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="new")
+    entry = rollback(root, "qwen", by="bo", why="worse")
+    assert entry.version == "1"
+    assert read_registry(root).get("qwen", "2").stage == Stage.CANDIDATE
