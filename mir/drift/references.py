@@ -3,6 +3,7 @@ history``) and the rolling breaker (``mir drift watch``)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from mir.drift.monitor import _known_agents, _project, _resolve, _trace_agents, 
 from mir.drift.queries import DriftQueries, Selection
 from mir.drift.windows import DEFAULT_REFERENCE, WindowOptions, parse_duration
 from mir.errors import UsageError
+from mir.models import RegistryWatcher
 from mir.traces import TraceStore
 
 
@@ -79,20 +81,31 @@ def watch(
     on_report: Callable[[DriftReport], None],
 ) -> int:
     """Run ``check`` every ``every`` seconds (``iterations`` times, or until interrupted).
-    A separate process: decisions never wait for it (they append to their segments)."""
+    A separate process: decisions never wait for it (they append to their segments).
+
+    A change to the project's models.toml (a promotion, a new canary) runs the next
+    check at once instead of after ``every``: each check reads the registry afresh."""
+    changed = threading.Event()
+    subscription = RegistryWatcher.for_root(_project(project).root).subscribe(
+        lambda registry: changed.set()
+    )
     done = 0
     worst = 0
-    while iterations is None or done < iterations:
-        started = time.monotonic()
-        report = check(
-            project,
-            agents,
-            options.model_copy(update={"now": None}) if options.now is None else options,
-        )
-        on_report(report)
-        worst = max(worst, 1 if report.past_suspend else 0)
-        done += 1
-        if iterations is not None and done >= iterations:
-            break
-        time.sleep(max(0.0, every - (time.monotonic() - started)))
+    try:
+        while iterations is None or done < iterations:
+            started = time.monotonic()
+            changed.clear()
+            report = check(
+                project,
+                agents,
+                options.model_copy(update={"now": None}) if options.now is None else options,
+            )
+            on_report(report)
+            worst = max(worst, 1 if report.past_suspend else 0)
+            done += 1
+            if iterations is not None and done >= iterations:
+                break
+            changed.wait(max(0.0, every - (time.monotonic() - started)))
+    finally:
+        subscription.close()
     return worst

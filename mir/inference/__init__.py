@@ -12,11 +12,12 @@ from mir.inference.domain import (
     ShedError,
     TokenLogprob,
 )
-from mir.inference.llama import LlamaProvider, embedded_model_path
+from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
+    "MODEL_CACHE",
     "CachedProvider",
     "LiteLLMProvider",
     "LlamaProvider",

@@ -147,6 +147,13 @@ class ModelSettings(BaseModel):
         description="llama: chat format name (e.g. 'chatml'); default: the GGUF's own "
         "chat template, or 'chatml' when the file has none.",
     )
+    memory_budget_mb: float | None = Field(
+        None,
+        gt=0,
+        description="llama: most MB of models loaded at once in a process (estimated by "
+        "GGUF file size); the least recently used idle model is unloaded first. "
+        "Default: no limit.",
+    )
 
 
 LOOPBACK_HOSTS = frozenset({"localhost", "ip6-localhost"})

@@ -42,6 +42,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,13 +176,24 @@ ModelLoader = Callable[..., LoadedModel]
 
 
 class ModelCache:
-    """Load each model once per process and hand out the same instance afterwards."""
+    """Load each model once per process and hand out the same instance afterwards.
 
-    def __init__(self, loader: ModelLoader | None = None) -> None:
-        self._models: dict[tuple[Path, int, int, str | None, bool], LoadedModel] = {}
+    With a memory budget (``[tool.mir.model] memory_budget_mb``), loading a model that
+    would exceed it first unloads the least recently used models no call is using. A
+    model's memory is estimated by its GGUF file size: the weights are mmapped whole and
+    dominate; the KV cache for a small ``n_ctx`` is a few percent on top.
+    """
+
+    def __init__(self, loader: ModelLoader | None = None, budget_mb: float | None = None) -> None:
+        # Insertion order is use order: get() moves a hit to the end (most recent).
+        self._models: OrderedDict[tuple[Path, int, int, str | None, bool], LoadedModel] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
         self._loader = loader or load_model
+        self.budget_mb = budget_mb
         self.loads = 0
+        self.unloads = 0
 
     def get(
         self,
@@ -197,11 +209,13 @@ class ModelCache:
         # spend a second and hundreds of MB loading it.
         with self._lock:
             if key not in self._models:
+                self._make_room(size_mb(path))
                 # Only a logprobs load passes the flag: loaders written for the plain
                 # four arguments (tests' fakes) keep working.
                 extra = (True,) if logits_all else ()
                 self._models[key] = self._loader(path, n_ctx, n_threads, chat_format, *extra)
                 self.loads += 1
+            self._models.move_to_end(key)
             return self._models[key]
 
     def peek(
@@ -217,9 +231,42 @@ class ModelCache:
         read is atomic under the GIL, so no lock)."""
         return self._models.get((path, n_ctx, n_threads, chat_format, logits_all))
 
+    def loaded_mb(self) -> float:
+        with self._lock:
+            return sum(size_mb(model.path) for model in self._models.values())
+
+    def _make_room(self, needed_mb: float) -> None:
+        """Unload idle models, least recently used first, until ``needed_mb`` fits.
+
+        A model is busy while a call runs on it or waits in its scheduler; busy ones
+        stay (the budget is then exceeded for a while rather than a call failing). An
+        unloaded model is only dropped from the cache: a caller that already holds it
+        finishes on it, and llama.cpp frees it when the last reference goes.
+        """
+        if self.budget_mb is None:
+            return
+        used = sum(size_mb(model.path) for model in self._models.values())
+        for key in list(self._models):
+            if used + needed_mb <= self.budget_mb:
+                return
+            model = self._models[key]
+            if model.lock.locked() or model.scheduler.busy():
+                continue
+            del self._models[key]
+            used -= size_mb(model.path)
+            self.unloads += 1
+
     def clear(self) -> None:
         with self._lock:
             self._models.clear()
+
+
+def size_mb(path: Path) -> float:
+    """The memory a model takes, estimated by its file size (0 when the file is gone)."""
+    try:
+        return path.stat().st_size / 1_000_000
+    except OSError:
+        return 0.0
 
 
 MODEL_CACHE = ModelCache()

@@ -61,6 +61,11 @@ class Scheduler:
         finally:
             self._release(time.monotonic() - started)
 
+    def busy(self) -> bool:
+        """A call runs or waits (the model cache never unloads a busy model)."""
+        with self._cond:
+            return self._running > 0 or bool(self._waiters)
+
     def waiting(self) -> int:
         with self._cond:
             return len(self._waiters)

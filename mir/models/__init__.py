@@ -19,6 +19,7 @@ from mir.models.registry_file import (
     registry_path,
 )
 from mir.models.resolution import Resolved, RouteResolver, check_routes, names_registry_model
+from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
     "FILE_NAME",
@@ -27,10 +28,12 @@ __all__ = [
     "ModelRef",
     "Registry",
     "RegistryError",
+    "RegistryWatcher",
     "Resolved",
     "RouteResolver",
     "Selection",
     "Stage",
+    "Subscription",
     "artifact_path",
     "changes",
     "check_routes",

@@ -113,6 +113,28 @@ class RouteResolver:
                 concrete = self._routes[key] = self._concrete(route, selection.entry)
         return Resolved(concrete, selection)
 
+    def reachable(self, route: Route, registry: Registry) -> list[Route]:
+        """Every concrete route ``registry`` can hand out for ``route`` (production and
+        canary versions): what a hot swap loads before it swaps the registry in."""
+        if not names_registry_model(route, registry) or route.model is None:
+            return []
+        ref = ModelRef.parse(route.model)
+        entries = [
+            e
+            for e in registry.versions(ref.name)
+            if (ref.version is not None and e.version == ref.version)
+            or (ref.version is None and str(e.stage) in ("production", "canary"))
+        ]
+        found = []
+        for entry in entries:
+            key = (id(route), entry.name, entry.version)
+            with self._lock:
+                concrete = self._routes.get(key)
+                if concrete is None:
+                    concrete = self._routes[key] = self._concrete(route, entry)
+            found.append(concrete)
+        return found
+
     def _concrete(self, route: Route, entry: ModelEntry) -> Route:
         update: dict[str, object] = {
             "provider": entry.provider,

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from mir.contracts import AgentContract, Route
 from mir.errors import UsageError
 from mir.inference import (
+    MODEL_CACHE,
     ModelProvider,
     ModelResponse,
     ModelSettings,
@@ -24,12 +25,13 @@ from mir.inference import (
     provider_for,
     with_cache,
 )
-from mir.models import RouteResolver, check_routes, read_registry
+from mir.models import RouteResolver, Subscription, check_routes, read_registry
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
 from mir.runtime.flow import DecisionFlow
+from mir.runtime.hot_swap import follow_registry
 from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
@@ -77,6 +79,7 @@ class Agent:
         self.deps = deps
         self._flow = DecisionFlow(parts, deps)
         self._owns_traces = owns_traces
+        self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
 
     @property
     def name(self) -> str:
@@ -115,7 +118,7 @@ class Agent:
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
-        for part in (self.deps.ledger, self.deps.providers):
+        for part in (self.models_watch, self.deps.ledger, self.deps.providers):
             closing = getattr(part, "close", None)
             if closing is not None:
                 closing()
@@ -146,6 +149,9 @@ class _Providers:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+        if self._settings.memory_budget_mb is not None:
+            # The cache is per process: the last project loaded sets its budget.
+            MODEL_CACHE.budget_mb = self._settings.memory_budget_mb
 
     def close(self) -> None:
         if self.answers is not None:
@@ -210,6 +216,7 @@ def load_agent(
     mode: Mode = "production",
     model: str | None = None,
     response_cache: Path | None = None,
+    watch_models: bool = True,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
@@ -224,6 +231,9 @@ def load_agent(
     ``response_cache`` (a folder, e.g. ``.mir/cache``): real model answers are stored
     there and an identical request later is answered from it, without loading or calling
     the model; its ``infer`` event then says ``cached: true``. Replays are never cached.
+
+    ``watch_models`` (production, with a models.toml): follow the registry's changes
+    (hot swap, ``mir.runtime.hot_swap``) until ``close()``.
     """
     if mode not in ("production", "eval"):
         raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
@@ -257,7 +267,10 @@ def load_agent(
         dry_run=evaluating,
         models=resolver,
     )
-    return Agent(parts, deps, owns_traces=owns)
+    agent = Agent(parts, deps, owns_traces=owns)
+    if watch_models and not evaluating:
+        agent.models_watch = follow_registry(parts, deps)
+    return agent
 
 
 def _registry(project: Project, parts: AgentParts) -> RouteResolver | None:
