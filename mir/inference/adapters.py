@@ -69,6 +69,7 @@ def provider_for(
         chat_format=settings.chat_format,
         root=root,
         logprobs=logprobs,
+        sha256=route.sha256,
     )
 
 

@@ -103,6 +103,11 @@ class ProviderError(Exception):
     """
 
 
+class ModelIntegrityError(ProviderError):
+    """A model file's sha256 is not the one its route/registry entry names: it was not
+    loaded. The runtime records reason code ``model_integrity`` and moves on."""
+
+
 class ModelSettings(BaseModel):
     """``[tool.mir.model]``: project-wide model defaults and llama.cpp tuning.
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from mir.contracts import Route
 from mir.errors import ConfigError
-from mir.inference import ModelRequest, ModelResponse, ProviderError
+from mir.inference import ModelIntegrityError, ModelRequest, ModelResponse, ProviderError
 from mir.models import RegistryError, Resolved
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
@@ -259,9 +259,14 @@ class DecisionFlow:
             try:
                 response = provider.complete(request)
             except ProviderError as exc:
+                code = (
+                    ReasonCode.MODEL_INTEGRITY
+                    if isinstance(exc, ModelIntegrityError)
+                    else ReasonCode.PROVIDER_ERROR
+                )
                 tail.rec.emit(
                     "infer",
-                    reasons=[ReasonCode.PROVIDER_ERROR],
+                    reasons=[code],
                     provider=provider.name,
                     model=route.model,
                     prompt_hash=prompt.hash,
@@ -270,7 +275,7 @@ class DecisionFlow:
                 )
                 return Proposal(
                     decision=None,
-                    reasons=[*reasons, ReasonCode.PROVIDER_ERROR],
+                    reasons=[*reasons, code],
                     provider_failed=True,
                 )
             tokens = response.prompt_tokens + response.completion_tokens

@@ -51,6 +51,8 @@ class ReasonCode(StrEnum):
     BINDING_VIOLATED = "binding_violated"
     CONTEXT_UNAVAILABLE = "context_unavailable"
     DECISION_REDACTED = "decision_redacted"
+    # issue 12: a model file whose sha256 is not the registry's (refused before load)
+    MODEL_INTEGRITY = "model_integrity"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(
