@@ -52,11 +52,25 @@ class DecisionFlow:
         *,
         role: str = "agent",
     ) -> DecisionRecord:
-        contract = self.parts.contract
+        return self.decide_opened(input, context, role=role)[0]
+
+    def decide_opened(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+    ) -> tuple[DecisionRecord, FlowState | None]:
+        """The record, and the opened flow's state (its frozen input and context) when the
+        flow got past its snapshot: what a shadow decision re-decides on."""
         opened = open_flow(self.parts, self.deps, input, context, role)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
-            return opened
+            return opened, None
         tail, snap = opened
+        return self._decide(tail, snap), tail.state
+
+    def _decide(self, tail: Tail, snap: ContextSnapshot) -> DecisionRecord:
+        contract = self.parts.contract
         rec = tail.rec
         if self.deps.states.is_suspended(self.parts.name):
             # A suspended agent's model is not even asked: its output would be refused.
