@@ -209,7 +209,9 @@ class ShadowWorker:
 
     def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> ShadowStats:
         """Let the queued shadow decisions finish, at most ``timeout_s``; what is left
-        then is dropped (and said)."""
+        then is dropped (and said). A second call only returns the counts."""
+        if self._closing.is_set():
+            return self.stats
         self._closing.set()
         with self._idle:
             self._idle.notify_all()
