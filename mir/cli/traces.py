@@ -22,7 +22,7 @@ PROJECT = typer.Option(
 AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
 # An eval's flows are kept apart by default: they never executed, and a suite of 40 cases
 # would bury the real decisions an operator lists traces to find.
-SOURCES = ("production", "eval", "all")
+SOURCES = ("production", "eval", "shadow", "all")
 
 
 @contextmanager
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
             "production",
             "--source",
             help="production (default: real decisions), eval (`mir eval` runs, which never "
-            "execute) or all.",
+            "execute), shadow (a registry shadow version's decisions, never executed) or all.",
         ),
         as_json: bool = AS_JSON,
         project: Path | None = PROJECT,
@@ -73,7 +73,9 @@ def register(app: typer.Typer) -> None:
         from mir.traces import parse_since, resolve_agent
 
         if source not in SOURCES:
-            raise UsageError(f"--source: unknown source {source!r}", hint="production, eval or all")
+            raise UsageError(
+                f"--source: unknown source {source!r}", hint="production, eval, shadow or all"
+            )
         window = parse_since(since) if since else None
         with open_store(project) as store:
             name = resolve_agent(store, agent) if agent is not None else None

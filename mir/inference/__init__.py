@@ -3,8 +3,10 @@
 from mir.inference.adapters import provider_for
 from mir.inference.application import ModelProvider
 from mir.inference.cache import CachedProvider, ResponseCache, with_cache
+from mir.inference.checksums import FILE_HASHER, FileHasher
 from mir.inference.domain import (
     Message,
+    ModelIntegrityError,
     ModelRequest,
     ModelResponse,
     ModelSettings,
@@ -17,11 +19,14 @@ from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
+    "FILE_HASHER",
     "MODEL_CACHE",
     "CachedProvider",
+    "FileHasher",
     "LiteLLMProvider",
     "LlamaProvider",
     "Message",
+    "ModelIntegrityError",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",

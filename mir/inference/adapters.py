@@ -70,6 +70,7 @@ def provider_for(
         root=root,
         logprobs=logprobs,
         queue=settings.queue,
+        sha256=route.sha256,
     )
 
 

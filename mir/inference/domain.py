@@ -113,6 +113,11 @@ class ShedError(ProviderError):
     the next route or the rules at once."""
 
 
+class ModelIntegrityError(ProviderError):
+    """A model file's sha256 is not the one its route/registry entry names: it was not
+    loaded. The runtime records reason code ``model_integrity`` and moves on."""
+
+
 class ModelSettings(BaseModel):
     """``[tool.mir.model]``: project-wide model defaults and llama.cpp tuning.
 

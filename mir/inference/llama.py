@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
+from mir.inference.checksums import CACHE_FILE, FILE_HASHER, FileHasher
 from mir.inference.domain import (
     ModelRequest,
     ModelResponse,
@@ -326,6 +327,8 @@ class LlamaProvider:
         cache: ModelCache | None = None,
         logprobs: bool = False,
         queue: int | None = None,
+        sha256: str | None = None,
+        hasher: FileHasher | None = None,
     ) -> None:
         # Checked here, not on the first call: a missing model is a config error the
         # user should see before any decision starts.
@@ -337,8 +340,15 @@ class LlamaProvider:
         self.logprobs = logprobs
         self.queue = queue  # None: the scheduler's default (8)
         self._cache = cache or MODEL_CACHE
+        self.sha256 = sha256
+        self._hasher = hasher or FILE_HASHER
+        self._hash_cache = root / CACHE_FILE if root is not None else None
 
     def loaded(self, logprobs: bool | None = None) -> LoadedModel:
+        if self.sha256:
+            # Before every load request, not once: the file may be replaced while the
+            # process runs; an unchanged one costs one stat (the hasher's cache).
+            self._hasher.verify(self.path, self.sha256, self._hash_cache)
         return self._cache.get(
             self.path,
             n_ctx=self.n_ctx,

@@ -118,7 +118,8 @@ class ModelRef(BaseModel):
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
-Arm = Literal["production", "canary", "pinned"]
+# "shadow": a flow the runtime runs beside production on its snapshot (never executed).
+Arm = Literal["production", "canary", "pinned", "shadow"]
 
 
 class Selection(BaseModel):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mir.contracts import Route
 from mir.errors import ConfigError
-from mir.models.domain import ModelEntry, ModelRef, Registry, Selection
+from mir.models.domain import ModelEntry, ModelRef, Registry, Selection, Stage
 from mir.models.registry_file import FILE_NAME, artifact_path, read_registry
 
 # llama model values that are files or the embedded model, never registry names.
@@ -134,6 +134,25 @@ class RouteResolver:
                     concrete = self._routes[key] = self._concrete(route, entry)
             found.append(concrete)
         return found
+
+    def shadow(self, route: Route) -> Resolved | None:
+        """The registry's ``shadow`` version of a route naming ``NAME`` (a pinned
+        ``NAME@VERSION`` has none), as its concrete route with arm "shadow"; None when
+        the route's model has no shadow version now."""
+        registry = self.registry
+        if not names_registry_model(route, registry):
+            return None
+        assert registry is not None and route.model is not None
+        ref = ModelRef.parse(route.model)
+        entry = None if ref.version else registry.in_stage(ref.name, Stage.SHADOW)
+        if entry is None:
+            return None
+        key = (id(route), entry.name, entry.version)
+        with self._lock:
+            concrete = self._routes.get(key)
+            if concrete is None:
+                concrete = self._routes[key] = self._concrete(route, entry)
+        return Resolved(concrete, Selection(entry=entry, arm="shadow"))
 
     def _concrete(self, route: Route, entry: ModelEntry) -> Route:
         update: dict[str, object] = {

@@ -38,6 +38,7 @@ from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.progress import observed
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
+from mir.runtime.shadow import ShadowWorker
 from mir.traces import TraceEvent, TraceSettings, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
@@ -80,6 +81,8 @@ class Agent:
         self._flow = DecisionFlow(parts, deps)
         self._owns_traces = owns_traces
         self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
+        # A registry shadow version re-decides each production decision in the background.
+        self.shadow = ShadowWorker.for_agent(parts, deps)
 
     @property
     def name(self) -> str:
@@ -101,8 +104,12 @@ class Agent:
         """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
         this call: a model call that cannot meet the deadline is shed to the next route or
         the rules at once (reason ``shed``)."""
-        return self._flow.decide(
-            input, context, role=role, priority=priority, deadline_ms=deadline_ms
+        if self.shadow is None:
+            return self._flow.decide(
+                input, context, role=role, priority=priority, deadline_ms=deadline_ms
+            )
+        return self.shadow.decide(
+            self._flow, input, context, role, priority=priority, deadline_ms=deadline_ms
         )
 
     def replaying(
@@ -118,6 +125,8 @@ class Agent:
         return self.deps.traces.flow(flow_id)
 
     def close(self) -> None:
+        if self.shadow is not None:  # first: its flows write to the traces closed below
+            self.shadow.close()
         for part in (self.models_watch, self.deps.ledger, self.deps.providers):
             closing = getattr(part, "close", None)
             if closing is not None:
@@ -304,9 +313,11 @@ def _resume(
                 raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
             if matches:
                 flow_id, events = matches[0], store.flow(matches[0], verify=True)
-        if any(e.step == "snapshot" and e.data.get("source") == "eval" for e in events):
+        source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
+        if source in ("eval", "shadow"):
+            by = "`mir eval`" if source == "eval" else "a shadow model version"
             raise UsageError(
-                f"flow {flow_id} was run by `mir eval`: an eval's decision never executes",
+                f"flow {flow_id} was decided by {by}: its decision never executes",
                 hint="run the agent for real with `mir run agent`",
             )
         stored = read_flow(flow_id, events)

@@ -15,7 +15,13 @@ from typing import Any
 
 from mir.contracts import Route
 from mir.errors import ConfigError
-from mir.inference import ModelRequest, ModelResponse, ProviderError, ShedError
+from mir.inference import (
+    ModelIntegrityError,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ShedError,
+)
 from mir.models import RegistryError, Resolved
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
@@ -55,16 +61,35 @@ class DecisionFlow:
         priority: int | None = None,
         deadline_ms: int | None = None,
     ) -> DecisionRecord:
+        return self.decide_opened(
+            input, context, role=role, priority=priority, deadline_ms=deadline_ms
+        )[0]
+
+    def decide_opened(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
+    ) -> tuple[DecisionRecord, FlowState | None]:
+        """The record, and the opened flow's state (its frozen input and context) when the
+        flow got past its snapshot: what a shadow decision re-decides on."""
         contract = self.parts.contract
         # The deadline counts from the call, so loading the world and the snapshot are in it.
         deadline_ms = deadline_ms if deadline_ms is not None else contract.serving.deadline_ms
         deadline_at = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
         opened = open_flow(self.parts, self.deps, input, context, role)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
-            return opened
+            return opened, None
         tail, snap = opened
         tail.state.priority = contract.serving.priority if priority is None else priority
         tail.state.deadline_at = deadline_at
+        return self._decide(tail, snap), tail.state
+
+    def _decide(self, tail: Tail, snap: ContextSnapshot) -> DecisionRecord:
+        contract = self.parts.contract
         rec = tail.rec
         if self.deps.states.is_suspended(self.parts.name):
             # A suspended agent's model is not even asked: its output would be refused.
@@ -332,10 +357,15 @@ class DecisionFlow:
         error: ProviderError | str,
         reasons: list[str],
     ) -> Proposal:
-        """A model call that gave no answer: the provider failed, or the model's queue shed
-        it (a ``ShedError``, or a refusal asked before the call: a plain string)."""
-        shed = isinstance(error, (ShedError, str))
-        code = ReasonCode.SHED if shed else ReasonCode.PROVIDER_ERROR
+        """A model call that gave no answer: the provider failed, the model file failed its
+        checksum, or the model's queue shed it (a ``ShedError``, or a refusal asked before
+        the call: a plain string)."""
+        if isinstance(error, (ShedError, str)):
+            code = ReasonCode.SHED
+        elif isinstance(error, ModelIntegrityError):  # the file is not the registry's
+            code = ReasonCode.MODEL_INTEGRITY
+        else:
+            code = ReasonCode.PROVIDER_ERROR
         tail.rec.emit(
             "infer",
             reasons=[code],

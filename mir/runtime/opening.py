@@ -145,6 +145,7 @@ def _snapshot(
             "context_source": source,
             **extra,
             **({"source": tail.deps.source} if tail.deps.source else {}),
+            **({"shadow_of": tail.deps.shadow_of} if tail.deps.shadow_of else {}),
             "contract": parts.contract_ref,
             "contract_hash": parts.contract_hash,
             "contract_version": parts.contract.version,

@@ -166,3 +166,6 @@ class RuntimeDeps:
     # The project's model registry (``models.toml``): a route naming a registry model is
     # resolved per flow (production, canary share, pinned version). None: no registry.
     models: RouteResolver | None = None
+    # A shadow decision (``source: shadow``): the production flow it shadows, written into
+    # its snapshot event (``mir models compare`` pairs the two flows by it).
+    shadow_of: str | None = None
