@@ -10,6 +10,12 @@ file is replaced, then the transaction commits. A locked or corrupt history fail
 before the file is touched; a failed file write rolls the rows back; a failed commit
 (after the file was replaced) restores the old text. History first because it is the
 part that can fail for reasons outside our control (another program holding the file).
+
+Every edit is a read-modify-write of the whole file, so edits are serialized by an
+exclusive ``flock`` on ``.mir/models.lock`` held from the read to the commit: without it
+two ``mir models`` processes (or a CLI promotion and a long-running process's automatic
+rollback) both read the old file and the second write drops the first one's change while
+its history row stays (the file and the history disagree).
 """
 
 from __future__ import annotations
@@ -17,14 +23,77 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from mir.errors import ConfigError, UsageError
 from mir.models.domain import SINGLE_STAGES, ModelEntry, Registry, Stage
 from mir.models.history import ModelChange, changes, history_path, insert_change, open_history
 from mir.models.registry_file import FILE_NAME, parse_registry, registry_path
+
+LOCK_FILE = Path(".mir") / "models.lock"
+# How long an edit waits for another edit to finish before giving up with one line.
+LOCK_WAIT_S = 60.0
+_held = threading.local()  # this thread's lock depth: rollback -> set_stage re-enters
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+@contextlib.contextmanager
+def editing_lock(root: Path) -> Iterator[None]:
+    """Exclusive across processes and threads; re-entrant within one thread."""
+    import fcntl
+
+    depth = getattr(_held, "depth", 0)
+    if depth:
+        _held.depth = depth + 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    path = root / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ConfigError(
+                        f"another `mir models` edit has held {FILE_NAME} for over "
+                        f"{LOCK_WAIT_S:.0f} s",
+                        where=str(path),
+                        hint=f"retry when it is done; {FILE_NAME} was not changed",
+                    ) from None
+                time.sleep(0.02)
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+    finally:
+        os.close(fd)  # drops the flock
+
+
+def _serialized(edit: Callable[_P, _T]) -> Callable[_P, _T]:
+    import functools
+
+    @functools.wraps(edit)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        root = kwargs["root"] if "root" in kwargs else args[0]
+        with editing_lock(Path(root)):  # type: ignore[arg-type]
+            return edit(*args, **kwargs)
+
+    return locked
+
 
 _HEADER = (
     "# The model registry: every model version routes may name (`model: NAME` is the\n"
@@ -32,6 +101,7 @@ _HEADER = (
 )
 
 
+@_serialized
 def set_stage(
     root: Path,
     name: str,
@@ -84,6 +154,7 @@ def set_stage(
     return result
 
 
+@_serialized
 def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) -> ModelEntry:
     """Add a new version (any stage but a single one already held is refused by the
     registry rules); creates ``models.toml`` when the project has none."""
@@ -107,6 +178,7 @@ def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) 
     return entry
 
 
+@_serialized
 def rollback(root: Path, name: str, *, by: str, why: str) -> ModelEntry:
     """Production goes back to the version that was production before the current one
     (read from history); the current one becomes ``candidate``."""

@@ -1,0 +1,43 @@
+"""Attacks on the model registry as merged (issue 12): each test here broke once.
+
+Concurrent `mir models` edits, hostile `models.toml` files and secrets in free text; each
+names the failure it pins down."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    root = tmp_path / "desk"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir"))
+    return root
+
+
+def test_concurrent_registrations_lose_no_version_and_agree_with_history(run_mir, desk):
+    # Broke: every process read the old file, the last write won, and the history kept
+    # rows for versions the file no longer had (3 rows, 1 table), or failed on the
+    # history's DuckDB lock. Edits now wait on .mir/models.lock.
+    def register(i: int):
+        return run_mir(
+            "models", "register", "m", f"v{i}", "--provider", "litellm",
+            "--artifact", f"openai/x{i}", "--by", f"p{i}", cwd=desk,
+        )  # fmt: skip
+
+    with ThreadPoolExecutor(6) as pool:
+        done = list(pool.map(register, range(6)))
+    assert [d.returncode for d in done] == [0] * 6, [d.stderr for d in done]
+    text = (desk / "models.toml").read_text()
+    assert sorted(v for v in range(6) if f'version = "v{v}"' in text) == list(range(6))
+    history = run_mir("models", "history", "m", cwd=desk)
+    assert history.returncode == 0, history.stderr
+    assert sorted(line.split()[2] for line in history.stdout.splitlines()[1:]) == [
+        f"v{i}" for i in range(6)
+    ]
