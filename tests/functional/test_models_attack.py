@@ -5,6 +5,8 @@ names the failure it pins down."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,3 +43,28 @@ def test_concurrent_registrations_lose_no_version_and_agree_with_history(run_mir
     assert sorted(line.split()[2] for line in history.stdout.splitlines()[1:]) == [
         f"v{i}" for i in range(6)
     ]
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_hashed_again(tmp_path, tiny_gguf):
+    # Broke: the digest cache was keyed by (path, size, mtime) only, so a GGUF with one
+    # byte changed and its mtime restored (os.utime, cp -p, rsync -t) passed as the file
+    # that was hashed before, in this process and in the next one (.mir/cache/sha256.json).
+    from mir.inference import FileHasher, ModelIntegrityError
+
+    model = tmp_path / "m.gguf"
+    shutil.copy(tiny_gguf, model)
+    cache = tmp_path / ".mir" / "cache" / "sha256.json"
+    good = hashlib.sha256(model.read_bytes()).hexdigest()
+    hasher = FileHasher()
+    hasher.verify(model, good, cache)
+    before = model.stat()
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    with model.open("r+b") as handle:  # in place: same inode, same size
+        handle.write(bytes(data))
+    os.utime(model, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (model.stat().st_size, model.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    with pytest.raises(ModelIntegrityError):
+        hasher.verify(model, good, cache)
+    with pytest.raises(ModelIntegrityError):
+        FileHasher().verify(model, good, cache)  # a new process, reading the file cache
