@@ -33,7 +33,12 @@ from typing import Any, ParamSpec, TypeVar
 from mir.errors import ConfigError, UsageError
 from mir.models.domain import SINGLE_STAGES, ModelEntry, Registry, Stage
 from mir.models.history import ModelChange, changes, history_path, insert_change, open_history
-from mir.models.registry_file import FILE_NAME, parse_registry, registry_path
+from mir.models.registry_file import (
+    FILE_NAME,
+    parse_registry,
+    read_registry_text,
+    registry_path,
+)
 
 LOCK_FILE = Path(".mir") / "models.lock"
 # How long an edit waits for another edit to finish before giving up with one line.
@@ -161,7 +166,8 @@ def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) 
     import tomlkit
 
     path = registry_path(root)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    existing = read_registry_text(path)
+    text = existing or ""
     registry = parse_registry(text, path) if text else Registry()
     if registry.get(entry.name, entry.version) is not None:
         raise ConfigError(f"duplicate version {entry.ref}", where=FILE_NAME)
@@ -174,7 +180,7 @@ def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) 
     document["models"].append(table)
     change = _change(entry, entry.stage, by, why, datetime.now(UTC), share=entry.share)
     change = change.model_copy(update={"from_stage": None})
-    _commit(root, text, document, [change], created=not path.exists())
+    _commit(root, text, document, [change], created=existing is None)
     return entry
 
 
@@ -215,14 +221,13 @@ def previous_production(root: Path, registry: Registry, name: str, current: str)
 
 def _load(root: Path) -> tuple[str, Registry]:
     path = registry_path(root)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
+    text = read_registry_text(path)
+    if text is None:
         raise ConfigError(
             f"the project has no {FILE_NAME}",
             where=str(root),
             hint="register a model first (`mir models register NAME VERSION --artifact ...`)",
-        ) from exc
+        )
     return text, parse_registry(text, path)
 
 

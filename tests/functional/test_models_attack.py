@@ -68,3 +68,53 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_hashed_again(tmp_path, tiny
         hasher.verify(model, good, cache)
     with pytest.raises(ModelIntegrityError):
         FileHasher().verify(model, good, cache)  # a new process, reading the file cache
+
+
+_ENTRY = '[[models]]\nname = "m"\nversion = "1"\nartifact = "a.gguf"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # Broke: pydantic's lax mode read the string "0.2" as a share and ran the canary.
+        (_ENTRY + 'stage = "canary"\nshare = "0.2"\n', "share: Input should be a valid number"),
+        # Broke: true became 1.0 and the message said "less than 1".
+        (_ENTRY + 'stage = "canary"\nshare = true\n', "share: Input should be a valid number"),
+        # Broke: a float context (1e9) was truncated to an int and accepted.
+        (_ENTRY + "context = 1e9\n", "context"),
+        # Broke: an empty artifact was accepted (and listed as '-').
+        ('[[models]]\nname = "m"\nversion = "1"\nartifact = ""\n', "artifact"),
+    ],
+)
+def test_a_hand_edited_value_of_the_wrong_type_is_one_line_and_nothing_is_written(
+    run_mir, desk, text, says
+):
+    registry = desk / "models.toml"
+    registry.write_text(text)
+    for args in (
+        ("models", "list"),
+        ("models", "register", "m", "2", "--provider", "litellm", "--artifact", "openai/x"),
+    ):
+        done = run_mir(*args, cwd=desk)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "models.toml:1" in done.stderr and says in done.stderr, done.stderr
+        assert registry.read_text() == text
+
+
+def test_a_registry_that_is_not_utf8_is_one_line_for_every_edit(run_mir, desk):
+    # Broke: `list` said "cannot read", but `register` and `promote` read the file
+    # themselves and died with a UnicodeDecodeError traceback.
+    registry = desk / "models.toml"
+    data = b"\xff\xfe" + _ENTRY.encode()
+    registry.write_bytes(data)
+    for args in (
+        ("models", "register", "m", "2", "--provider", "litellm", "--artifact", "openai/x"),
+        ("models", "promote", "m", "1", "--to", "shadow"),
+        ("models", "rollback", "m"),
+    ):
+        done = run_mir(*args, cwd=desk)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert "cannot read the model registry" in done.stderr, done.stderr
+        assert registry.read_bytes() == data
