@@ -118,3 +118,14 @@ def test_a_registry_that_is_not_utf8_is_one_line_for_every_edit(run_mir, desk):
         assert "Traceback" not in done.stderr
         assert "cannot read the model registry" in done.stderr, done.stderr
         assert registry.read_bytes() == data
+
+
+def test_a_route_naming_an_empty_version_is_refused_at_load(run_mir, desk):
+    # Broke: `model: m@` parsed as `m` and silently decided on the production version.
+    (desk / "models.toml").write_text(_ENTRY + 'stage = "production"\n')
+    contract = desk / "capabilities/refunds/agents/triage.yaml"
+    contract.write_text(contract.read_text().replace("model: default", "model: m@"))
+    done = run_mir("run", "agent", "refunds.triage", "-i", "@inputs/damaged_mug.json", cwd=desk)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "'m@' has an empty version" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
