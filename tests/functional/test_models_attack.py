@@ -129,3 +129,30 @@ def test_a_route_naming_an_empty_version_is_refused_at_load(run_mir, desk):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "'m@' has an empty version" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+KEY = "sk-proj-" + "Q7v2" * 10
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("register", "m", "2", "--provider", "litellm", "--artifact", "openai/x", "--notes", KEY),
+        ("register", "m", "2", "--provider", "litellm", "--artifact", "openai/x", "--why", KEY),
+        ("promote", "m", "1", "--to", "shadow", "--why", f"api_key={KEY}"),
+        ("promote", "m", "1", "--to", "shadow", "--by", f"Bearer {KEY}"),
+        ("retire", "m", "1", "--why", "rotated, old one was hunter2-hunter2"),
+    ],
+)
+def test_a_secret_in_free_text_is_refused_before_anything_is_written(run_mir, desk, args):
+    # Broke: --why/--by/--notes went unredacted into the committed models.toml and
+    # .mir/models.duckdb (`mir models history` printed the key); traces would redact it.
+    registry = desk / "models.toml"
+    registry.write_text(_ENTRY)
+    done = run_mir("models", *args, cwd=desk, env={"OLD_DB_PASSWORD": "hunter2-hunter2"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "looks like it holds a secret" in done.stderr
+    assert KEY not in done.stderr and "hunter2" not in done.stderr
+    assert registry.read_text() == _ENTRY
+    history = run_mir("models", "history", "m", cwd=desk)
+    assert KEY not in history.stdout and "hunter2" not in history.stdout
