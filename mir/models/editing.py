@@ -135,6 +135,14 @@ def set_stage(
             where=FILE_NAME,
             hint="register a new version instead",
         )
+    if entry.stage == stage and (stage != Stage.CANARY or share == entry.share):
+        # Nothing would move: writing it anyway put "shadow -> shadow" rows in the history
+        # (and re-ran a production gate for nothing).
+        raise UsageError(
+            f"{entry.ref} is already {stage}"
+            + (f" with share {share}" if stage == Stage.CANARY else "")
+            + f"; {FILE_NAME} was not changed"
+        )
     if stage == Stage.CANARY:
         if share is None or not 0 < share < 1:
             raise UsageError(
@@ -209,7 +217,11 @@ def rollback(root: Path, name: str, *, by: str, why: str) -> ModelEntry:
 def previous_production(root: Path, registry: Registry, name: str, current: str) -> str | None:
     """The last version, other than ``current``, that was moved into production before
     ``current`` last was, and can still be promoted."""
-    promoted = [c.version for c in changes(root, name) if c.to_stage == Stage.PRODUCTION]
+    # A version moved out of production was production too: a hand-written models.toml
+    # has no row that put its first production version there.
+    promoted = [
+        c.version for c in changes(root, name) if Stage.PRODUCTION in (c.to_stage, c.from_stage)
+    ]
     while promoted and promoted[-1] == current:
         promoted.pop()
     for version in reversed(promoted):

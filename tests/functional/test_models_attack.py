@@ -156,3 +156,25 @@ def test_a_secret_in_free_text_is_refused_before_anything_is_written(run_mir, de
     assert registry.read_text() == _ENTRY
     history = run_mir("models", "history", "m", cwd=desk)
     assert KEY not in history.stdout and "hunter2" not in history.stdout
+
+
+def test_moving_a_version_to_the_stage_it_is_in_records_nothing(run_mir, desk):
+    # Broke: `promote m 1 --to shadow` twice wrote a "shadow -> shadow" history row (and
+    # `retire` twice a "retired -> retired" one): the history claimed changes never made.
+    registry = desk / "models.toml"
+    registry.write_text(_ENTRY.replace('"a.gguf"', '"openai/x"\nprovider = "litellm"'))
+    assert run_mir("models", "promote", "m", "1", "--to", "shadow", cwd=desk).returncode == 0
+    text = registry.read_text()
+    for args in (("promote", "m", "1", "--to", "shadow"),):
+        done = run_mir("models", *args, cwd=desk)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "m@1 is already shadow" in done.stderr
+    assert registry.read_text() == text
+    assert run_mir("models", "retire", "m", "1", cwd=desk).returncode == 0
+    done = run_mir("models", "retire", "m", "1", cwd=desk)
+    assert done.returncode == 2 and "already retired" in done.stderr, done.stderr
+    history = run_mir("models", "history", "m", cwd=desk).stdout.splitlines()[1:]
+    assert [line.split()[3:5] for line in history] == [
+        ["candidate", "shadow"],
+        ["shadow", "retired"],
+    ], history

@@ -83,7 +83,7 @@ def test_a_corrupt_history_is_one_config_error_and_the_file_is_unchanged(root):
 
 
 def test_rollback_returns_to_the_previous_production(root):
-    set_stage(root, "qwen", "1", Stage.PRODUCTION, by="ana", why="baseline")
+    # qwen@1 is production in the hand-written file: no history row put it there.
     set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="new")
     entry = rollback(root, "qwen", by="bo", why="worse")
     assert entry.version == "1"
