@@ -118,8 +118,13 @@ def set_stage(
     share: float | None = None,
     forced: bool = False,
     gate: dict | None = None,
+    from_stage: Stage | None = None,
 ) -> ModelEntry:
     """Move ``NAME@VERSION`` into ``stage`` and return its new entry.
+
+    ``from_stage``: move it only if it is still there (read under the edit lock), for a
+    decision taken on an older read of the file (the automatic rollback of a canary that
+    someone promoted meanwhile must not demote the new production).
 
     The previous holder of a single stage (production, canary, shadow) becomes
     ``candidate`` (a former production can be rolled back to). A retired version never
@@ -134,6 +139,11 @@ def set_stage(
             f"{entry.ref} is retired and can never leave 'retired'",
             where=FILE_NAME,
             hint="register a new version instead",
+        )
+    if from_stage is not None and entry.stage != from_stage:
+        raise UsageError(
+            f"{entry.ref} is no longer {from_stage} (it is {entry.stage}); "
+            f"{FILE_NAME} was not changed"
         )
     if entry.stage == stage and (stage != Stage.CANARY or share == entry.share):
         # Nothing would move: writing it anyway put "shadow -> shadow" rows in the history
