@@ -217,6 +217,7 @@ class LiteLLMProvider:
         model = request.model or self.model
         api_base = request.api_base or self.api_base
         check_remote_allowed(model, api_base)
+        _litellm()  # the first import (~8 s) is no service time of the server's
         scheduler = self._schedulers.get(
             api_base, model, capacity=self.concurrency, queue=self.queue
         )
