@@ -67,6 +67,12 @@ class ModelEntry(BaseModel):
         strict=True,
         description="canary: the share of flows this version decides.",
     )
+    queue: int | None = Field(
+        None,
+        ge=0,
+        description="Calls that may wait for this version's model before it sheds "
+        "(default: [tool.mir.model] queue).",
+    )
     notes: str | None = None
 
     @field_validator("name")
