@@ -280,9 +280,16 @@ def register(app: typer.Typer) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
         from rich.table import Table
 
-        from mir.models import changes
+        from mir.errors import UsageError
+        from mir.models import changes, read_registry
 
-        rows = changes(_project(project).root, name)
+        root = _project(project).root
+        rows = changes(root, name)
+        registry = read_registry(root)
+        if not rows and (registry is None or name not in registry.names):
+            # A typo said "no history" and exit 0, like a real model never edited.
+            known = ", ".join(registry.names) if registry else "none"
+            raise UsageError(f"unknown model {name!r} (registry names: {known})")
         if _format(fmt) == "json":
             data = [r.model_dump(mode="json") for r in rows]
             console().file.write(json.dumps(data, indent=2) + "\n")

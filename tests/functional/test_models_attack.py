@@ -178,3 +178,13 @@ def test_moving_a_version_to_the_stage_it_is_in_records_nothing(run_mir, desk):
         ["candidate", "shadow"],
         ["shadow", "retired"],
     ], history
+
+
+def test_history_of_a_misspelt_name_says_it_is_unknown(run_mir, desk):
+    # Broke: `mir models history qwn` printed "no history for qwn" and exited 0.
+    (desk / "models.toml").write_text(_ENTRY)
+    done = run_mir("models", "history", "mm", cwd=desk)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unknown model 'mm' (registry names: m)" in done.stderr
+    done = run_mir("models", "history", "m", cwd=desk)  # known, never edited: fine
+    assert done.returncode == 0 and "no history for m" in done.stdout
