@@ -62,8 +62,15 @@ def editing_lock(root: Path) -> Iterator[None]:
             _held.depth -= 1
         return
     path = root / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot open the registry's edit lock ({exc.strerror})",
+            where=str(path),
+            hint=f"{FILE_NAME} was not changed",
+        ) from exc
     try:
         deadline = time.monotonic() + LOCK_WAIT_S
         while True:

@@ -188,3 +188,15 @@ def test_history_of_a_misspelt_name_says_it_is_unknown(run_mir, desk):
     assert "unknown model 'mm' (registry names: m)" in done.stderr
     done = run_mir("models", "history", "m", cwd=desk)  # known, never edited: fine
     assert done.returncode == 0 and "no history for m" in done.stdout
+
+
+def test_a_mir_path_that_is_not_a_folder_is_one_line(run_mir, desk):
+    # Broke: .mir/ (the edit lock's and the history's folder) unusable -> an OSError
+    # traceback; it is a config error like a locked history, and nothing is written.
+    (desk / "models.toml").write_text(_ENTRY)
+    (desk / ".mir").write_text("not a folder")
+    done = run_mir("models", "promote", "m", "1", "--to", "shadow", cwd=desk)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "edit lock" in done.stderr
+    assert (desk / "models.toml").read_text() == _ENTRY
