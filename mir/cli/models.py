@@ -31,9 +31,31 @@ def _project(path: Path | None) -> Project:
     return find_project(path)
 
 
+def _no_secret(option: str, value: str | None) -> str | None:
+    """Refuse free text that holds a secret (an API key, a password, the value of a
+    secret environment variable): it would be committed in ``models.toml`` and kept in
+    ``.mir/models.duckdb`` unredacted, where traces would have scrubbed it."""
+    import os
+
+    from mir.errors import UsageError
+    from mir.traces import Redactor, secret_env_values
+
+    if value and Redactor(secret_env_values(os.environ, ())).text(value) != value:
+        raise UsageError(
+            f"{option} looks like it holds a secret; it would be kept unredacted in "
+            "models.toml and the model history",
+            hint="leave the secret out",
+        )
+    return value
+
+
+def _why(why: str | None) -> str | None:
+    return _no_secret("--why", why)
+
+
 def _by(by: str | None) -> str:
     if by:
-        return by
+        return _no_secret("--by", by) or by
     try:
         return getpass.getuser()
     except (KeyError, OSError):
@@ -148,7 +170,7 @@ def register(app: typer.Typer) -> None:
             "api_base": api_base,
             "quantization": quantization,
             "context": context,
-            "notes": notes,
+            "notes": _no_secret("--notes", notes),
         }
         try:
             entry = ModelEntry.model_validate(fields)
@@ -162,7 +184,7 @@ def register(app: typer.Typer) -> None:
             field = ".".join(str(p) for p in error["loc"])
             message = error["msg"].removeprefix("Value error, ")
             raise UsageError(f"{field}: {message}" if field else message) from exc
-        register_entry(proj.root, entry, by=_by(by), why=why)
+        register_entry(proj.root, entry, by=_by(by), why=_why(why))
         sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
         console().print(literal(f"registered {entry.ref} as candidate{sha}"))
 
@@ -201,7 +223,7 @@ def register(app: typer.Typer) -> None:
             version,
             Stage(to),
             by=_by(by),
-            why=why or "",
+            why=_why(why) or "",
             share=share,
             force=force,
             responses=responses,
@@ -232,7 +254,7 @@ def register(app: typer.Typer) -> None:
         """Production goes back to the version that was production before it."""
         from mir.models import rollback
 
-        entry = rollback(_project(project).root, name, by=_by(by), why=why or "rollback")
+        entry = rollback(_project(project).root, name, by=_by(by), why=_why(why) or "rollback")
         console().print(literal(f"{entry.ref} is production again"))
 
     @group.command("retire")
@@ -247,7 +269,7 @@ def register(app: typer.Typer) -> None:
         from mir.models import Stage, set_stage
 
         entry = set_stage(
-            _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=why or ""
+            _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=_why(why) or ""
         )
         console().print(literal(f"{entry.ref} is retired"))
 
@@ -258,9 +280,16 @@ def register(app: typer.Typer) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
         from rich.table import Table
 
-        from mir.models import changes
+        from mir.errors import UsageError
+        from mir.models import changes, read_registry
 
-        rows = changes(_project(project).root, name)
+        root = _project(project).root
+        rows = changes(root, name)
+        registry = read_registry(root)
+        if not rows and (registry is None or name not in registry.names):
+            # A typo said "no history" and exit 0, like a real model never edited.
+            known = ", ".join(registry.names) if registry else "none"
+            raise UsageError(f"unknown model {name!r} (registry names: {known})")
         if _format(fmt) == "json":
             data = [r.model_dump(mode="json") for r in rows]
             console().file.write(json.dumps(data, indent=2) + "\n")

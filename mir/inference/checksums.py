@@ -1,10 +1,13 @@
 """Integrity before load: a GGUF's sha256 is checked before llama.cpp opens it.
 
-Why a cache: hashing a 100 MB+ model on every start costs seconds. A file is identified by
-(path, size, mtime_ns): an edited or replaced file changes one of them and is hashed
-again. The digests live in-process and in a small JSON file (``<root>/.mir/cache/
-sha256.json``) so a second process does not re-hash an unchanged file either. The cache
-file is only an optimisation: a corrupt or unreadable one is ignored and rewritten.
+Why a cache: hashing a 100 MB+ model on every start costs seconds. A file is identified
+by (path, size, mtime_ns, inode, ctime_ns): an edited or replaced file changes one of
+them and is hashed again. mtime alone is not enough: ``os.utime`` (or ``touch -r``,
+``cp -p``, ``rsync -t``) puts it back after a same-size edit; the kernel sets ctime on
+every write and on that very utime call, and no user can set it back. The digests live
+in-process and in a small JSON file (``<root>/.mir/cache/sha256.json``) so a second
+process does not re-hash an unchanged file either. The cache file is only an
+optimisation: a corrupt or unreadable one is ignored and rewritten.
 """
 
 from __future__ import annotations
@@ -23,17 +26,17 @@ CACHE_FILE = Path(".mir") / "cache" / "sha256.json"
 
 
 class FileHasher:
-    """Streamed sha256 of files, cached by (path, size, mtime_ns). ``hashes`` counts the
-    files actually read (what the tests and a curious operator look at)."""
+    """Streamed sha256 of files, cached by (path, size, mtime_ns, inode, ctime_ns).
+    ``hashes`` counts the files actually read (what the tests and a curious operator look at)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int, int], str] = {}
+        self._known: dict[tuple[str, int, int, int, int], str] = {}
         self._lock = threading.Lock()
         self.hashes = 0
 
     def digest(self, path: Path, cache_file: Path | None = None) -> str:
         stat = path.stat()
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
         with self._lock:
             if key in self._known:
                 return self._known[key]
@@ -66,8 +69,8 @@ class FileHasher:
             self._known.clear()
 
 
-def _entry(key: tuple[str, int, int]) -> str:
-    return f"{key[0]}|{key[1]}|{key[2]}"
+def _entry(key: tuple[str, int, int, int, int]) -> str:
+    return "|".join(str(part) for part in key)
 
 
 def _read(cache_file: Path) -> dict[str, object]:

@@ -45,8 +45,9 @@ class ModelEntry(BaseModel):
     stage: Stage = Stage.CANDIDATE
     provider: Literal["llama", "litellm"] = "llama"
     artifact: str = Field(
+        min_length=1,
         description="llama: a .gguf path (relative to the project root) or "
-        "'package:PACKAGE/FILE.gguf'; litellm: the model id, e.g. 'openai/qwen2.5'."
+        "'package:PACKAGE/FILE.gguf'; litellm: the model id, e.g. 'openai/qwen2.5'.",
     )
     api_base: str | None = Field(None, description="litellm: the server URL.")
     api_key_env: str | None = Field(
@@ -54,9 +55,17 @@ class ModelEntry(BaseModel):
     )
     sha256: str | None = Field(None, description="llama: sha256 of the file, checked before load.")
     quantization: str | None = None
-    context: int | None = Field(None, ge=256, description="llama: context window in tokens.")
+    # strict: a hand-edited ``share = "0.2"`` or ``context = 1e9`` is a typo to point
+    # at, not a value to guess (``share = true`` became 1.0 and said "less than 1").
+    context: int | None = Field(
+        None, ge=256, strict=True, description="llama: context window in tokens."
+    )
     share: float | None = Field(
-        None, gt=0, lt=1, description="canary: the share of flows this version decides."
+        None,
+        gt=0,
+        lt=1,
+        strict=True,
+        description="canary: the share of flows this version decides.",
     )
     queue: int | None = Field(
         None,

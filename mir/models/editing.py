@@ -10,6 +10,12 @@ file is replaced, then the transaction commits. A locked or corrupt history fail
 before the file is touched; a failed file write rolls the rows back; a failed commit
 (after the file was replaced) restores the old text. History first because it is the
 part that can fail for reasons outside our control (another program holding the file).
+
+Every edit is a read-modify-write of the whole file, so edits are serialized by an
+exclusive ``flock`` on ``.mir/models.lock`` held from the read to the commit: without it
+two ``mir models`` processes (or a CLI promotion and a long-running process's automatic
+rollback) both read the old file and the second write drops the first one's change while
+its history row stays (the file and the history disagree).
 """
 
 from __future__ import annotations
@@ -17,14 +23,89 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from mir.errors import ConfigError, UsageError
 from mir.models.domain import SINGLE_STAGES, ModelEntry, Registry, Stage
 from mir.models.history import ModelChange, changes, history_path, insert_change, open_history
-from mir.models.registry_file import FILE_NAME, parse_registry, registry_path
+from mir.models.registry_file import (
+    FILE_NAME,
+    parse_registry,
+    read_registry_text,
+    registry_path,
+)
+
+LOCK_FILE = Path(".mir") / "models.lock"
+# How long an edit waits for another edit to finish before giving up with one line.
+LOCK_WAIT_S = 60.0
+_held = threading.local()  # this thread's lock depth: rollback -> set_stage re-enters
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+@contextlib.contextmanager
+def editing_lock(root: Path) -> Iterator[None]:
+    """Exclusive across processes and threads; re-entrant within one thread."""
+    import fcntl
+
+    depth = getattr(_held, "depth", 0)
+    if depth:
+        _held.depth = depth + 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    path = root / LOCK_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot open the registry's edit lock ({exc.strerror})",
+            where=str(path),
+            hint=f"{FILE_NAME} was not changed",
+        ) from exc
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ConfigError(
+                        f"another `mir models` edit has held {FILE_NAME} for over "
+                        f"{LOCK_WAIT_S:.0f} s",
+                        where=str(path),
+                        hint=f"retry when it is done; {FILE_NAME} was not changed",
+                    ) from None
+                time.sleep(0.02)
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+    finally:
+        os.close(fd)  # drops the flock
+
+
+def _serialized(edit: Callable[_P, _T]) -> Callable[_P, _T]:
+    import functools
+
+    @functools.wraps(edit)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        root = kwargs["root"] if "root" in kwargs else args[0]
+        with editing_lock(Path(root)):  # type: ignore[arg-type]
+            return edit(*args, **kwargs)
+
+    return locked
+
 
 _HEADER = (
     "# The model registry: every model version routes may name (`model: NAME` is the\n"
@@ -32,6 +113,7 @@ _HEADER = (
 )
 
 
+@_serialized
 def set_stage(
     root: Path,
     name: str,
@@ -43,8 +125,13 @@ def set_stage(
     share: float | None = None,
     forced: bool = False,
     gate: dict | None = None,
+    from_stage: Stage | None = None,
 ) -> ModelEntry:
     """Move ``NAME@VERSION`` into ``stage`` and return its new entry.
+
+    ``from_stage``: move it only if it is still there (read under the edit lock), for a
+    decision taken on an older read of the file (the automatic rollback of a canary that
+    someone promoted meanwhile must not demote the new production).
 
     The previous holder of a single stage (production, canary, shadow) becomes
     ``candidate`` (a former production can be rolled back to). A retired version never
@@ -59,6 +146,19 @@ def set_stage(
             f"{entry.ref} is retired and can never leave 'retired'",
             where=FILE_NAME,
             hint="register a new version instead",
+        )
+    if from_stage is not None and entry.stage != from_stage:
+        raise UsageError(
+            f"{entry.ref} is no longer {from_stage} (it is {entry.stage}); "
+            f"{FILE_NAME} was not changed"
+        )
+    if entry.stage == stage and (stage != Stage.CANARY or share == entry.share):
+        # Nothing would move: writing it anyway put "shadow -> shadow" rows in the history
+        # (and re-ran a production gate for nothing).
+        raise UsageError(
+            f"{entry.ref} is already {stage}"
+            + (f" with share {share}" if stage == Stage.CANARY else "")
+            + f"; {FILE_NAME} was not changed"
         )
     if stage == Stage.CANARY:
         if share is None or not 0 < share < 1:
@@ -84,13 +184,15 @@ def set_stage(
     return result
 
 
+@_serialized
 def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) -> ModelEntry:
     """Add a new version (any stage but a single one already held is refused by the
     registry rules); creates ``models.toml`` when the project has none."""
     import tomlkit
 
     path = registry_path(root)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    existing = read_registry_text(path)
+    text = existing or ""
     registry = parse_registry(text, path) if text else Registry()
     if registry.get(entry.name, entry.version) is not None:
         raise ConfigError(f"duplicate version {entry.ref}", where=FILE_NAME)
@@ -103,10 +205,11 @@ def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) 
     document["models"].append(table)
     change = _change(entry, entry.stage, by, why, datetime.now(UTC), share=entry.share)
     change = change.model_copy(update={"from_stage": None})
-    _commit(root, text, document, [change], created=not path.exists())
+    _commit(root, text, document, [change], created=existing is None)
     return entry
 
 
+@_serialized
 def rollback(root: Path, name: str, *, by: str, why: str) -> ModelEntry:
     """Production goes back to the version that was production before the current one
     (read from history); the current one becomes ``candidate``."""
@@ -131,7 +234,11 @@ def rollback(root: Path, name: str, *, by: str, why: str) -> ModelEntry:
 def previous_production(root: Path, registry: Registry, name: str, current: str) -> str | None:
     """The last version, other than ``current``, that was moved into production before
     ``current`` last was, and can still be promoted."""
-    promoted = [c.version for c in changes(root, name) if c.to_stage == Stage.PRODUCTION]
+    # A version moved out of production was production too: a hand-written models.toml
+    # has no row that put its first production version there.
+    promoted = [
+        c.version for c in changes(root, name) if Stage.PRODUCTION in (c.to_stage, c.from_stage)
+    ]
     while promoted and promoted[-1] == current:
         promoted.pop()
     for version in reversed(promoted):
@@ -143,14 +250,13 @@ def previous_production(root: Path, registry: Registry, name: str, current: str)
 
 def _load(root: Path) -> tuple[str, Registry]:
     path = registry_path(root)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
+    text = read_registry_text(path)
+    if text is None:
         raise ConfigError(
             f"the project has no {FILE_NAME}",
             where=str(root),
             hint="register a model first (`mir models register NAME VERSION --artifact ...`)",
-        ) from exc
+        )
     return text, parse_registry(text, path)
 
 

@@ -28,13 +28,19 @@ def registry_path(root: Path) -> Path:
 def read_registry(root: Path) -> Registry | None:
     """The project's registry, or None when it has no ``models.toml``."""
     path = registry_path(root)
+    text = read_registry_text(path)
+    return None if text is None else parse_registry(text, path)
+
+
+def read_registry_text(path: Path) -> str | None:
+    """The file's text, None when there is none; unreadable (not UTF-8, a directory,
+    no permission) is one ``ConfigError``, so every command that edits it says so too."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the model registry: {exc}", where=str(path)) from exc
-    return parse_registry(text, path)
 
 
 def parse_registry(text: str, path: Path) -> Registry:

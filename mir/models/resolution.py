@@ -58,6 +58,13 @@ def check_routes(routes: list[Route], registry: Registry | None, where: str) -> 
         model = route.model
         if route.provider not in ("llama", "litellm") or not model:
             continue
+        if model.endswith("@"):
+            # ``NAME@`` parsed as ``NAME`` and silently meant production: a half-typed pin.
+            raise ConfigError(
+                f"route {route.name or route.provider!r}: {model!r} has an empty version",
+                where=where,
+                hint=f"write {model[:-1]!r} (the production version) or {model}VERSION",
+            )
         ref = ModelRef.parse(model)
         if registry is not None and registry.has(ref):
             continue

@@ -51,7 +51,7 @@ def promote(
     root = project.root
     registry = read_registry(root)
     entry = registry.get(name, version) if registry is not None else None
-    if entry is None or entry.stage == Stage.RETIRED:
+    if entry is None or entry.stage in (Stage.RETIRED, Stage(stage)):
         # set_stage says precisely what is wrong, before any eval runs.
         set_stage(root, name, version, stage, by=by, why=why, share=share)
     if Stage(stage) != Stage.PRODUCTION:

@@ -18,6 +18,7 @@ from uuid import uuid4
 from pydantic import BaseModel
 
 from mir.drift import AlertSettings, send_alert
+from mir.errors import UsageError
 from mir.models import Stage, read_registry
 from mir.project import Project, find_project
 from mir.releases.arms import arm_stats, empty_arm
@@ -72,7 +73,21 @@ def check_canaries(
         why = comparison.evidence()
         from mir.models import set_stage  # lands with the registry editing (helper m1)
 
-        set_stage(proj.root, entry.name, entry.version, Stage.SHADOW, by=BY, why=why)
+        try:
+            set_stage(
+                proj.root,
+                entry.name,
+                entry.version,
+                Stage.SHADOW,
+                by=BY,
+                why=why,
+                from_stage=Stage.CANARY,
+            )
+        except UsageError as exc:
+            # Moved since we read the registry (another checker rolled it back, or a
+            # person promoted it): theirs stands; no second trace or alert.
+            notes.append(str(exc))
+            continue
         rollback = Rollback(name=entry.name, version=entry.version, why=why, comparison=comparison)
         _trace(proj, rollback)
         notes += _alert(proj, rollback)

@@ -14,7 +14,7 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.exporters import export_traces
-from mir.traces.redaction import REDACTED
+from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.store import TraceStore
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "FlowStatus",
     "FlowSummary",
     "IntegrityReport",
+    "Redactor",
     "Step",
     "TamperedTraceError",
     "TraceEvent",
@@ -34,5 +35,6 @@ __all__ = [
     "find_flow",
     "parse_since",
     "resolve_agent",
+    "secret_env_values",
     "verify_traces",
 ]

@@ -83,8 +83,21 @@ def test_a_corrupt_history_is_one_config_error_and_the_file_is_unchanged(root):
 
 
 def test_rollback_returns_to_the_previous_production(root):
-    set_stage(root, "qwen", "1", Stage.PRODUCTION, by="ana", why="baseline")
+    # qwen@1 is production in the hand-written file: no history row put it there.
     set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="new")
     entry = rollback(root, "qwen", by="bo", why="worse")
     assert entry.version == "1"
     assert read_registry(root).get("qwen", "2").stage == Stage.CANDIDATE
+
+
+def test_a_move_decided_on_an_old_read_does_not_demote_what_changed_since(root):
+    # The automatic rollback read qwen@2 as a canary; meanwhile someone promoted it to
+    # production. Before `from_stage`, its set_stage(SHADOW) demoted the new production.
+    set_stage(root, "qwen", "2", Stage.CANARY, by="ana", why="try", share=0.1)
+    set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="good")
+    text = (root / "models.toml").read_text()
+    rows = len(changes(root, "qwen"))
+    with pytest.raises(MirUserError, match="no longer canary"):
+        set_stage(root, "qwen", "2", Stage.SHADOW, by="auto", why="x", from_stage=Stage.CANARY)
+    assert (root / "models.toml").read_text() == text
+    assert len(changes(root, "qwen")) == rows
