@@ -150,6 +150,18 @@ def is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.Error)
 
 
+def is_unreadable_file(exc: BaseException) -> bool:
+    """A DuckDB error met while reading that means the file itself cannot be read (torn,
+    truncated, checksum mismatch, held by another program). A query's own error (a binder
+    or invalid-input error from a bad JSON path, a conversion) says nothing about the file:
+    telling the user to move a healthy store aside for it would be wrong advice."""
+    import duckdb
+
+    if isinstance(exc, duckdb.IOException | duckdb.SerializationException):
+        return True
+    return isinstance(exc, duckdb.Error) and "corrupt" in str(exc).lower()
+
+
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = '_migrations'"
