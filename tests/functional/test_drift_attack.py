@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,3 +173,51 @@ def test_a_querys_own_error_is_not_a_corrupt_database(six_drifting, tmp_path, wr
     with pytest.raises(TraceStoreError, match="not a readable trace database"):  # noqa: SIM117
         with store as traces, traces.analysis() as (con, events, _):
             con.execute(f"SELECT count(*) FROM ({events()})").fetchall()
+
+
+# A real `mir drift check` process that dies (SIGKILL, no cleanup) right after the state
+# file says the Nth agent is suspended and before its trace event is appended: the
+# narrowest window of the breaker, hit on purpose instead of by luck.
+KILL_AFTER_NTH_SUSPENSION = """
+import os, signal, sys
+import mir.drift.monitor as monitor
+calls = []
+nth = int(sys.argv[1])
+real = monitor.suspend_agent
+def suspend_then_die(*args, **kwargs):
+    status = real(*args, **kwargs)
+    calls.append(args[0])
+    if len(calls) == nth:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return status
+monitor.suspend_agent = suspend_then_die
+from mir.cli.app import main
+sys.argv = ["mir", "drift", "check", "--window", "7d", "--reference", "21d"]
+main()
+"""
+
+
+@pytest.mark.parametrize("nth", [1, 4, 6])
+def test_killed_between_suspending_and_recording_a_rerun_records_it_once(
+    six_drifting, tmp_path, nth
+):
+    # Before: the agent stayed SUSPENDED with no `agent_suspended` trace event, and a
+    # re-run skipped it (already suspended): the breaker's act was never recorded.
+    root = tmp_path / "desk"
+    shutil.copytree(six_drifting, root)
+    died = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_NTH_SUSPENSION, str(nth)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert died.returncode == -signal.SIGKILL, died.stderr
+    assert len(_states(root)) == nth
+    assert sum(_suspension_events(root).values()) == nth - 1
+    assert _check(root) == 1
+    assert _suspension_events(root) == {f"refunds.{n}": 1 for n in NAMES}
+    reasons = {e["reason"] for e in _states(root).values()}
+    assert all(r.startswith("drift: ") for r in reasons)
+    assert _check(root) == 1  # and a third run adds nothing
+    assert _suspension_events(root) == {f"refunds.{n}": 1 for n in NAMES}
