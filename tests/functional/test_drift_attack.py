@@ -11,14 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from mir.project import find_project
-from mir.traces import TraceStore
+from mir.traces import TraceEvent, TraceStore
 from mir.traces.domain import TraceStoreError
 from tests.conftest import MIR_EXE
 from tests.support import drift_month
@@ -221,3 +221,113 @@ def test_killed_between_suspending_and_recording_a_rerun_records_it_once(
     assert all(r.startswith("drift: ") for r in reasons)
     assert _check(root) == 1  # and a third run adds nothing
     assert _suspension_events(root) == {f"refunds.{n}": 1 for n in NAMES}
+
+
+def _mir(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    return subprocess.run(
+        [str(MIR_EXE), *args], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr
+    for needle in needles:
+        assert needle in line
+
+
+def test_three_racing_checks_suspend_each_agent_once(six_drifting, tmp_path):
+    root = tmp_path / "desk"
+    shutil.copytree(six_drifting, root)
+    env = {**os.environ, "NO_COLOR": "1"}
+    racers = [
+        subprocess.Popen(
+            [str(MIR_EXE), "drift", "check", *WEEK4],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for racer in racers:
+        _, err = racer.communicate(timeout=120)
+        assert racer.returncode == 1 and "Traceback" not in err, err
+    assert _suspension_events(root) == {f"refunds.{n}": 1 for n in NAMES}
+    for _, agents, rows in _runs(root):
+        assert agents == 6 and rows % 6 == 0
+
+
+def test_a_locked_or_truncated_database_is_one_line_and_suspends_nothing(six_drifting, tmp_path):
+    root = tmp_path / "desk"
+    shutil.copytree(six_drifting, root)
+    assert _mir(root, "traces", "compact").returncode == 0
+    db = root / ".mir" / "traces" / "traces.duckdb"
+    holder = duckdb.connect(str(db))  # another program holds the write lock
+    try:
+        _one_line_exit_2(_mir(root, "drift", "check", *WEEK4), "held open by another program")
+    finally:
+        holder.close()
+    os.truncate(db, db.stat().st_size // 2)
+    _one_line_exit_2(_mir(root, "drift", "check", *WEEK4), "not a readable trace database")
+    assert not (root / ".mir" / "agents.json").exists()
+    assert db.stat().st_size > 0  # left for whoever investigates
+
+
+def test_a_reference_that_is_not_saved_is_one_line(six_drifting, tmp_path):
+    root = tmp_path / "desk"
+    shutil.copytree(six_drifting, root)
+    assert (
+        _mir(root, "drift", "snapshot", "refunds.triage1", "base", "--window", "7d").returncode == 0
+    )
+    done = _mir(root, "drift", "check", "refunds.triage1", "--reference", "gone")
+    _one_line_exit_2(done, "no frozen reference 'gone'", "saved: base")
+    assert not (root / ".mir" / "agents.json").exists()
+
+
+KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
+
+
+def test_a_secret_in_a_decision_field_never_reaches_drift_output(six_drifting, tmp_path):
+    root = tmp_path / "desk"
+    shutil.copytree(six_drifting, root)
+    now = datetime.now(UTC)
+    events = []
+    for i in range(80):
+        at = now - (timedelta(hours=1 + i * 0.05) if i < 40 else timedelta(days=3 + i * 0.1))
+        decision = {
+            "action": "refund",
+            "confidence": 0.9,
+            "category": KEY if i < 40 else "damaged",
+            KEY: "a secret as a key",
+            "note": f"key {KEY}",
+        }
+        flow = f"secret{i:026d}"
+        events += [
+            TraceEvent(flow_id=flow, seq=0, step="snapshot", agent="refunds.triage1", at=at),
+            TraceEvent(
+                flow_id=flow,
+                seq=1,
+                step="final",
+                agent="refunds.triage1",
+                at=at,
+                status="executed",
+                data={"record": {"decision": decision}},
+            ),
+        ]
+    with TraceStore.for_project(find_project(root)) as traces:
+        traces.append(events)
+    windows = ("--window", "24h", "--reference", "7d")
+    as_json = _mir(
+        root, "drift", "refunds.triage1", *windows, "--format", "json", "--html", "d.html"
+    )
+    table = _mir(root, "drift", "refunds.triage1", *windows, "--all")
+    assert "[REDACTED]" in as_json.stdout  # the category is measured, its value is not shown
+    for text in (as_json.stdout, table.stdout, (root / "d.html").read_text()):
+        assert "AbCdEfGh" not in text
+    with TraceStore.for_project(find_project(root)) as traces, traces.analysis() as (con, _, __):
+        stored = con.execute("SELECT string_agg(metric, ' ') FROM drift_metrics").fetchone()
+    assert stored and "AbCdEfGh" not in str(stored[0])
