@@ -228,6 +228,12 @@ class Route(_Strict):
     n_ctx: int | None = Field(
         None, ge=256, description="llama: context window (default: [tool.mir.model] n_ctx)."
     )
+    queue: int | None = Field(
+        None,
+        ge=0,
+        description="Calls that may wait for this route's model before it sheds (default: "
+        "[tool.mir.model] queue); set by the registry entry's queue, or by hand.",
+    )
     responses: str | None = Field(
         None,
         description="JSONL file of recorded raw outputs, replayed in order: the source of a "

@@ -39,6 +39,8 @@ def provider_for(
     if route.provider == "rules":
         raise ValueError("'rules' routes are decided by the runtime's fallback, not a model")
     replay = responses or _relative(route.responses, root)
+    # A registry entry's (or the route's own) queue sizes this model's queue.
+    queue = route.queue if route.queue is not None else settings.queue
     if route.provider == "scripted":
         if replay is None:
             raise ConfigError(
@@ -58,6 +60,8 @@ def provider_for(
             api_base=route.api_base or settings.api_base,
             api_key_env=route.api_key_env or settings.api_key_env,
             mock_responses=None if replay is None else [r.text for r in read_responses(replay)],
+            concurrency=settings.remote_concurrency,
+            queue=queue,
         )
     if replay is not None:
         return ScriptedProvider.from_file(replay)
@@ -69,7 +73,7 @@ def provider_for(
         chat_format=settings.chat_format,
         root=root,
         logprobs=logprobs,
-        queue=settings.queue,
+        queue=queue,
         sha256=route.sha256,
     )
 

@@ -144,8 +144,15 @@ class ModelSettings(BaseModel):
     queue: int = Field(
         8,
         ge=0,
-        description="llama: calls that may wait for one loaded model; past it the "
-        "lowest-priority call is shed to the next route or the rules (reason 'shed').",
+        description="llama and litellm: calls that may wait for one model (a loaded llama "
+        "model, or one litellm model on one server); past it the lowest-priority call is "
+        "shed to the next route or the rules (reason 'shed'). A registry entry's queue wins.",
+    )
+    remote_concurrency: int = Field(
+        4,
+        ge=1,
+        description="litellm: calls sent at once to one model on one server (per process); "
+        "the rest wait in its queue.",
     )
     chat_format: str | None = Field(
         None,

@@ -13,6 +13,16 @@ Offline replay: given ``mock_responses``, each call hands the next text to litel
 no server and no network. ``provider_for`` builds this from a litellm route plus a
 responses file.
 
+Back-pressure: every (api_base, model) has one ``Scheduler`` per process
+(``REMOTE_SCHEDULERS``, like llama's ``MODEL_CACHE``): ``[tool.mir.model]
+remote_concurrency`` calls run at once (the server's own parallelism), a bounded queue
+waits by priority, and a call that cannot meet its deadline is shed (``ShedError``). A
+call's timeout is min(``timeout_s``, time left to ``deadline_at``), measured after its wait
+in the queue; a timeout that came from the deadline is a ``ShedError`` too, and the caller
+stops waiting at the deadline whatever the HTTP client does (the call runs in a thread that
+keeps its slot until it ends: see ``_call_by_deadline``). Replays
+(``mock_responses``) have no server to protect and skip the queue.
+
 The remote guard: with ``MIR_BLOCK_REMOTE_MODELS=1`` (set by mir's test suite) only
 loopback servers may be called; hosted APIs and other hosts fail fast with a
 ``ConfigError`` instead of a slow network timeout.
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -31,14 +42,50 @@ from mir.inference.domain import (
     ModelRequest,
     ModelResponse,
     ProviderError,
+    ShedError,
     chat_logprobs,
     is_loopback_url,
 )
+from mir.inference.scheduler import DEFAULT_QUEUE, Scheduler
 
 INSTALL_REMOTE = "pip install 'mir[remote]'"
 BLOCK_ENV = "MIR_BLOCK_REMOTE_MODELS"
 # OpenAI-compatible servers need *a* key even when they ignore it.
 PLACEHOLDER_KEY = "not-needed"
+DEFAULT_REMOTE_CONCURRENCY = 4
+
+
+class RemoteSchedulers:
+    """One ``Scheduler`` per (api_base, model) in this process: every provider, agent and
+    thread calling the same server for the same model shares its slots and its queue."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._schedulers: dict[tuple[str | None, str], Scheduler] = {}
+
+    def get(self, api_base: str | None, model: str, *, capacity: int, queue: int) -> Scheduler:
+        """The scheduler for this server and model, sized by the latest caller's settings
+        (a reloaded project or a registry entry's ``queue`` resizes it in place)."""
+        with self._lock:
+            scheduler = self._schedulers.get((api_base, model))
+            if scheduler is None:
+                scheduler = Scheduler(capacity=capacity, queue=queue)
+                self._schedulers[(api_base, model)] = scheduler
+            else:
+                scheduler.capacity = max(1, capacity)
+                scheduler.queue = max(0, queue)
+            return scheduler
+
+    def peek(self, api_base: str | None, model: str) -> Scheduler | None:
+        with self._lock:
+            return self._schedulers.get((api_base, model))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._schedulers.clear()
+
+
+REMOTE_SCHEDULERS = RemoteSchedulers()
 
 
 def remote_models_blocked() -> bool:
@@ -110,6 +157,9 @@ class LiteLLMProvider:
         api_base: str | None = None,
         api_key_env: str | None = None,
         mock_responses: Iterable[str] | None = None,
+        concurrency: int = DEFAULT_REMOTE_CONCURRENCY,
+        queue: int | None = None,
+        schedulers: RemoteSchedulers | None = None,
     ) -> None:
         if not model:
             raise ConfigError("the litellm provider needs a model id, e.g. 'openai/gpt-4o-mini'")
@@ -117,6 +167,9 @@ class LiteLLMProvider:
         self.api_base = api_base
         self.api_key_env = api_key_env
         self._mocks = None if mock_responses is None else list(mock_responses)
+        self.concurrency = concurrency
+        self.queue = DEFAULT_QUEUE if queue is None else queue
+        self._schedulers = REMOTE_SCHEDULERS if schedulers is None else schedulers
 
     @property
     def mocked(self) -> bool:
@@ -146,17 +199,77 @@ class LiteLLMProvider:
             "api_base": request.api_base or self.api_base,
         }
 
+    def refusal(self, request: ModelRequest) -> str | None:
+        """Why this request would be shed right now (see ``Scheduler.refusal``); None for a
+        replay or a server not called yet in this process."""
+        if self.mocked:
+            return None
+        scheduler = self._schedulers.peek(
+            request.api_base or self.api_base, request.model or self.model
+        )
+        return (
+            None if scheduler is None else scheduler.refusal(request.priority, request.deadline_at)
+        )
+
     def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.mocked:
+            return self._call(request)
         model = request.model or self.model
         api_base = request.api_base or self.api_base
-        if not self.mocked:
-            check_remote_allowed(model, api_base)
+        check_remote_allowed(model, api_base)
+        _litellm()  # the first import (~8 s) is no service time of the server's
+        scheduler = self._schedulers.get(
+            api_base, model, capacity=self.concurrency, queue=self.queue
+        )
+        if request.deadline_at is None:
+            with scheduler.slot(request.priority, None):
+                return self._call(request)
+        return self._call_by_deadline(request, scheduler)
+
+    def _call_by_deadline(self, request: ModelRequest, scheduler: Scheduler) -> ModelResponse:
+        """Return by the deadline whatever the HTTP client does: its timeout applies per
+        phase (connect, then read: up to twice the time left), so the call runs in a thread
+        the caller stops waiting for at the deadline. The slot is held until the call
+        really ends, so the queue sees the server as busy as it is."""
+        assert request.deadline_at is not None
+        slot = scheduler.slot(request.priority, request.deadline_at)
+        slot.__enter__()  # raises ShedError: no thread for a shed call
+        done = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                outcome["response"] = self._call(request)
+            except BaseException as exc:  # handed to the caller, who re-raises it
+                outcome["error"] = exc
+            finally:
+                slot.__exit__(None, None, None)
+                done.set()
+
+        threading.Thread(target=call, name="mir-litellm-call", daemon=True).start()
+        if not done.wait(max(0.0, request.deadline_at - time.monotonic())):
+            raise ShedError("shed: the server had not answered at the deadline")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["response"]
+
+    def _call(self, request: ModelRequest) -> ModelResponse:
+        model = request.model or self.model
+        api_base = request.api_base or self.api_base
+        # The deadline bounds the call too: what is left of it after the queue's wait.
+        timeout_s = request.timeout_s
+        left_s = None if request.deadline_at is None else request.deadline_at - time.monotonic()
+        if left_s is not None and left_s <= 0:
+            raise ShedError("shed: the deadline passed before the call was sent")
+        by_deadline = left_s is not None and left_s < timeout_s
+        if by_deadline:
+            timeout_s = left_s
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
-            "timeout": request.timeout_s,
+            "timeout": timeout_s,
             "num_retries": 0,
         }
         if request.seed is not None:
@@ -188,6 +301,10 @@ class LiteLLMProvider:
         except MirError:
             raise
         except Exception as exc:  # every failure of the remote call is the provider's
+            if by_deadline and _timed_out(exc, request.deadline_at):
+                raise ShedError(
+                    f"shed: the server had not answered at the deadline ({timeout_s * 1000:.0f} ms)"
+                ) from None
             message = str(exc)
             key = kwargs.get("api_key")
             if key and key != PLACEHOLDER_KEY:  # the message is traced: never the key
@@ -207,6 +324,13 @@ class LiteLLMProvider:
             latency_ms=latency_ms,
             logprobs=_logprobs(choice) if request.logprobs else None,
         )
+
+
+def _timed_out(exc: Exception, deadline_at: float | None) -> bool:
+    """A timeout (litellm's or the HTTP client's), or any failure once the deadline passed."""
+    if "timeout" in type(exc).__name__.lower():
+        return True
+    return deadline_at is not None and time.monotonic() >= deadline_at
 
 
 def _logprobs(choice: Any) -> Any:

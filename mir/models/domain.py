@@ -58,6 +58,12 @@ class ModelEntry(BaseModel):
     share: float | None = Field(
         None, gt=0, lt=1, description="canary: the share of flows this version decides."
     )
+    queue: int | None = Field(
+        None,
+        ge=0,
+        description="Calls that may wait for this version's model before it sheds "
+        "(default: [tool.mir.model] queue).",
+    )
     notes: str | None = None
 
     @field_validator("name")

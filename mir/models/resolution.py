@@ -161,6 +161,7 @@ class RouteResolver:
             "api_key_env": entry.api_key_env or route.api_key_env,
             "sha256": entry.sha256,
             "n_ctx": entry.context or route.n_ctx,
+            "queue": entry.queue if entry.queue is not None else route.queue,
         }
         if entry.provider == "llama":
             update["model"] = str(artifact_path(entry, self.root))

@@ -1,0 +1,83 @@
+"""Back-pressure on a litellm route: llama.cpp's OpenAI-compatible server (the
+``llama_server`` fixture, tiny random GGUF, 127.0.0.1) behind a queue of 2 with one call
+sent at a time. 10 concurrent decisions with a deadline: none returns later than its
+deadline + 50 ms; the excess is shed at once and decided by the rules, traced ``shed``."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from mir.inference.remote import REMOTE_SCHEDULERS
+from mir.runtime import load_agent
+from mir.traces import TraceStore
+from tests.support.fixtures import SERVER_ALIAS
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llama_server")]
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
+SLACK_S = 0.05
+TICKET = {"order_id": "A1", "amount": 40, "message": "broken"}
+
+
+def _project(tmp_path: Path, api_base: str) -> Path:
+    root = tmp_path / "app"
+    shutil.copytree(FIXTURE, root)
+    with (root / "pyproject.toml").open("a") as toml:
+        toml.write("\n[tool.mir.model]\nqueue = 2\nremote_concurrency = 1\n")
+    contract = root / "capabilities/refunds/agents/triage.yaml"
+    text = contract.read_text()
+    routes = text[text.index("routes:") : text.index("cascade_on:")]
+    # One model call per decision: the random model's answers are rarely valid, and a
+    # retry would only measure the retry budget.
+    text = text.replace("retries: 2\n", "retries: 0\n")
+    contract.write_text(
+        text.replace(
+            routes,
+            f"routes:\n  - {{name: served, provider: litellm, model: 'openai/{SERVER_ALIAS}', "
+            f"api_base: '{api_base}', max_tokens: 24}}\n",
+        )
+    )
+    return root
+
+
+def test_ten_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, llama_server):
+    REMOTE_SCHEDULERS.clear()  # sized by this project, not by an earlier test's
+    root = _project(tmp_path, llama_server)
+    store = TraceStore(tmp_path / "traces")
+    with load_agent("refunds.triage", project=root, traces=store) as agent:
+        agent.decide(TICKET)  # import litellm and warm the server outside the clock
+        started = time.monotonic()
+        one = agent.decide(TICKET)
+        single_s = time.monotonic() - started
+        assert "shed" not in one.reasons, one
+        # A deadline one call meets with room to spare, far less than ten calls in a row.
+        deadline_s = max(0.3, 2.5 * single_s)
+
+        def call(_: int) -> tuple[float, object]:
+            began = time.monotonic()
+            record = agent.decide(TICKET, deadline_ms=int(deadline_s * 1000))
+            return time.monotonic() - began, record
+
+        with ThreadPoolExecutor(max_workers=10) as pool:
+            results = list(pool.map(call, range(10)))
+    records = [record for _, record in results]
+    late = [
+        (round(took, 3), r.provider, r.reasons)
+        for took, r in results
+        if took > deadline_s + SLACK_S
+    ]
+    assert late == [], (deadline_s, late)
+    shed = [r for r in records if "shed" in r.reasons]
+    # one call runs and two wait: at least seven are shed
+    assert len(shed) >= 10 - 1 - 2, (deadline_s, [r.reasons for r in records])
+    for record in shed:
+        assert record.provider == "rules", record
+        infer = [e for e in store.flow(record.flow_id) if e.step == "infer"]
+        assert infer and list(infer[-1].reasons) == ["shed"]
+    store.close()
+    REMOTE_SCHEDULERS.clear()
