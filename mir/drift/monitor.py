@@ -42,6 +42,9 @@ class _Agent:
     contract: AgentContract | None
     suspended: bool
     path: Path | None = None
+    reason: str | None = None
+    by: str | None = None
+    at: str | None = None
 
 
 def _project(project: str | Path | None) -> Project:
@@ -56,7 +59,15 @@ def _known_agents(proj: Project) -> dict[str, _Agent]:
         if status.contract is not None:
             path = proj.root / status.contract
             contract = load_contract(path)
-        agents[status.name] = _Agent(status.name, contract, status.suspended, path)
+        agents[status.name] = _Agent(
+            status.name,
+            contract,
+            status.suspended,
+            path,
+            status.reason,
+            status.by,
+            status.at,
+        )
     return agents
 
 
@@ -346,6 +357,11 @@ def check(
     known = _known_agents(proj)
     notes = list(report.notes)
     checked = []
+    for name in _unrecorded_suspensions(proj, known):
+        entry = known[name]
+        drifted = next((a for a in report.agents if a.agent == name), None)
+        _trace_suspension(proj, name, drifted, entry.reason or "", report, recovered=True)
+        notes.append(f"{name}: recorded the suspension a killed check left unrecorded")
     for agent in report.agents:
         verdict = agent.verdict
         if verdict == "suspend":
@@ -356,8 +372,10 @@ def check(
                 )
             elif not entry.suspended:
                 reason = _reason(agent)
+                # The brake first: a check killed between the two writes leaves the agent
+                # suspended, and the next check records the event (below).
                 suspend_agent(agent.agent, project=proj.root, reason=reason, by="mir drift")
-                _trace_suspension(proj, agent, reason, report)
+                _trace_suspension(proj, agent.agent, agent, reason, report)
                 agent = agent.model_copy(update={"suspended": True})
         if verdict in alerts.on and (alerts.command or alerts.webhook):
             notes += send(alerts, _payload(report, agent, verdict))
@@ -365,26 +383,55 @@ def check(
     return report.model_copy(update={"agents": checked, "notes": notes})
 
 
-def _trace_suspension(proj: Project, agent: AgentDrift, reason: str, report: DriftReport) -> None:
-    worst = agent.tripped("suspend")
+def _unrecorded_suspensions(proj: Project, known: dict[str, _Agent]) -> list[str]:
+    """Agents ``mir drift`` suspended whose ``agent_suspended`` event is missing: the
+    check that suspended them was killed between the state file and the trace store."""
+    ours = {n: a for n, a in known.items() if a.suspended and a.by == "mir drift" and a.at}
+    if not ours:
+        return []
+    with TraceStore.for_project(proj) as traces, traces.analysis() as (con, events, _):
+        recorded = storage.recorded_suspensions(con, events, sorted(ours))
+    missing = []
+    for name, entry in ours.items():
+        since = datetime.fromisoformat(entry.at or "")
+        if not any(reason == entry.reason and at >= since for reason, at in recorded[name]):
+            missing.append(name)
+    return sorted(missing)
+
+
+def _trace_suspension(
+    proj: Project,
+    name: str,
+    agent: AgentDrift | None,
+    reason: str,
+    report: DriftReport,
+    *,
+    recovered: bool = False,
+) -> None:
+    data: dict[str, Any] = {
+        "event": "agent_suspended",
+        "by": "mir drift",
+        "reason": reason,
+        "run_id": report.run_id,
+    }
+    if recovered:  # written by a later run: its windows and metrics are not the cause
+        data["recovered"] = True
+    elif agent is not None:
+        data |= {
+            "metrics": [
+                m.model_dump(mode="json", include={"metric", "kind", "value", "p_value", "suspend"})
+                for m in agent.tripped("suspend")
+            ],
+            "reference": agent.reference.model_dump(mode="json"),
+            "current": agent.current.model_dump(mode="json"),
+        }
     event = TraceEvent(
         flow_id=uuid4().hex,
         seq=0,
         step="route",
-        agent=agent.agent,
+        agent=name,
         reasons=("agent_suspended",),
-        data={
-            "event": "agent_suspended",
-            "by": "mir drift",
-            "reason": reason,
-            "run_id": report.run_id,
-            "metrics": [
-                m.model_dump(mode="json", include={"metric", "kind", "value", "p_value", "suspend"})
-                for m in worst
-            ],
-            "reference": agent.reference.model_dump(mode="json"),
-            "current": agent.current.model_dump(mode="json"),
-        },
+        data=data,
     )
     with TraceStore.for_project(proj) as traces:
         traces.append([event])

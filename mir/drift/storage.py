@@ -8,6 +8,7 @@ append-only, so the same span always selects the same decisions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -169,3 +170,21 @@ def reference_names(con: duckdb.DuckDBPyConnection, agent: str) -> list[str]:
         "SELECT name FROM drift_references WHERE agent = ? ORDER BY name", [agent]
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def recorded_suspensions(
+    con: duckdb.DuckDBPyConnection, events: Callable[[str], str], agents: list[str]
+) -> dict[str, list[tuple[str | None, datetime]]]:
+    """(reason, time) of every ``agent_suspended`` event ``mir drift`` wrote, per agent."""
+    found: dict[str, list[tuple[str | None, datetime]]] = {name: [] for name in agents}
+    routes = events("step = 'route'")
+    rows = con.execute(
+        f"SELECT agent, json_extract_string(data, '$.reason'), \"at\" FROM ({routes}) "
+        "WHERE list_contains($agents, agent) "
+        "AND json_extract_string(data, '$.event') = 'agent_suspended' "
+        "AND json_extract_string(data, '$.by') = 'mir drift'",
+        {"agents": agents},
+    ).fetchall()
+    for agent, reason, at in rows:
+        found[agent].append((reason, at))
+    return found

@@ -8,6 +8,7 @@ the exclusive folder lock) migrates; readers open the file read-only.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,7 +114,7 @@ def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         try:
             return _quiet(duckdb.connect(str(path), read_only=read_only))
         except duckdb.Error as exc:
-            locked = "lock" in str(exc).lower()
+            locked = _is_lock_conflict(exc)
             if not locked or time.monotonic() >= deadline:
                 raise _explain(path, exc, locked=locked) from exc
             time.sleep(0.05)  # another program may be about to let go of the file
@@ -141,13 +142,31 @@ def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
 
 def explain(path: Path, exc: Exception) -> TraceStoreError:
     """A DuckDB error met after opening (a truncated file fails on first read)."""
-    return _explain(path, exc, locked="lock" in str(exc).lower())
+    return _explain(path, exc, locked=_is_lock_conflict(exc))
+
+
+def _is_lock_conflict(exc: Exception) -> bool:
+    # DuckDB quotes the file name in its message: a project under a folder named
+    # "locked..." or "blocks" must not turn a truncated file into "held open".
+    return "lock" in re.sub(r'"[^"]*"', "", str(exc)).lower()
 
 
 def is_database_error(exc: BaseException) -> bool:
     import duckdb
 
     return isinstance(exc, duckdb.Error)
+
+
+def is_unreadable_file(exc: BaseException) -> bool:
+    """A DuckDB error met while reading that means the file itself cannot be read (torn,
+    truncated, checksum mismatch, held by another program). A query's own error (a binder
+    or invalid-input error from a bad JSON path, a conversion) says nothing about the file:
+    telling the user to move a healthy store aside for it would be wrong advice."""
+    import duckdb
+
+    if isinstance(exc, duckdb.IOException | duckdb.SerializationException):
+        return True
+    return isinstance(exc, duckdb.Error) and "corrupt" in str(exc).lower()
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:

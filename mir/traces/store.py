@@ -420,7 +420,7 @@ class TraceStore:
                     adopt(con, self.manifest, self.segments_dir, upgraded=upgraded)
                 yield con, self._events_sql(True, segment_files(self.segments_dir)), True
             except Exception as exc:
-                if database.is_database_error(exc):
+                if database.is_unreadable_file(exc):
                     raise database.explain(self.db_path, exc) from exc
                 raise
             finally:
@@ -476,8 +476,9 @@ class TraceStore:
                         yield con, has_db, segment_files(self.segments_dir)
                         return
                 except Exception as exc:
-                    # A damaged file may open fine and fail on its first read.
-                    if database.is_database_error(exc):
+                    # A damaged file may open fine and fail on its first read; a
+                    # query's own error (a bad JSON path) is not a damaged file.
+                    if database.is_unreadable_file(exc):
                         raise database.explain(self.db_path, exc) from exc
                     raise
                 finally:
