@@ -2,7 +2,7 @@
 
 from mir.drift.alerts import AlertSettings
 from mir.drift.alerts import send as send_alert
-from mir.drift.breaker import Breaker
+from mir.drift.breaker import Breaker, PeriodicCheck
 from mir.drift.domain import (
     KINDS,
     AgentDrift,
@@ -26,6 +26,7 @@ __all__ = [
     "HistoryPoint",
     "Kind",
     "MetricResult",
+    "PeriodicCheck",
     "Window",
     "WindowOptions",
     "check",

@@ -19,23 +19,19 @@ from mir.drift.monitor import check
 from mir.drift.windows import WindowOptions
 
 
-class Breaker:
-    def __init__(
-        self,
-        agent: Any,
-        *,
-        every: int = 500,
-        project: str | Path | None = None,
-        options: WindowOptions | None = None,
-    ) -> None:
+class PeriodicCheck:
+    """Decides exactly like the agent it wraps; every ``every`` decisions it runs
+    ``_run`` in a background thread, after the decision, so no decision waits for it or
+    fails because of it (the drift ``Breaker``, the releases ``CanaryWatch``)."""
+
+    thread_name = "mir-check"
+
+    def __init__(self, agent: Any, every: int) -> None:
         if every < 1:
             raise ValueError("every must be at least 1")
         self.agent = agent
         self.every = every
-        self.project = project
-        self.options = options or WindowOptions()
         self.decisions = 0
-        self.last_report: DriftReport | None = None
         self.last_error: Exception | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -50,20 +46,46 @@ class Breaker:
             busy = self._thread is not None and self._thread.is_alive()
             if due and not busy:  # a check still running covers this one too
                 self._thread = threading.Thread(
-                    target=self._check, name="mir-drift-breaker", daemon=True
+                    target=self._guarded, name=self.thread_name, daemon=True
                 )
                 self._thread.start()
         return record
 
-    def _check(self) -> None:
+    def _guarded(self) -> None:
         try:
-            self.last_report = check(self.project, [self.agent.name], self.options)
+            self._run()
         except Exception as exc:  # a monitor never breaks the app it watches
             self.last_error = exc
 
-    def wait(self, timeout: float | None = None) -> DriftReport | None:
-        """Wait for a running check (tests, shutdown); returns the latest report."""
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def _join(self, timeout: float | None) -> None:
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
+
+
+class Breaker(PeriodicCheck):
+    thread_name = "mir-drift-breaker"
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        every: int = 500,
+        project: str | Path | None = None,
+        options: WindowOptions | None = None,
+    ) -> None:
+        super().__init__(agent, every)
+        self.project = project
+        self.options = options or WindowOptions()
+        self.last_report: DriftReport | None = None
+
+    def _run(self) -> None:
+        self.last_report = check(self.project, [self.agent.name], self.options)
+
+    def wait(self, timeout: float | None = None) -> DriftReport | None:
+        """Wait for a running check (tests, shutdown); returns the latest report."""
+        self._join(timeout)
         return self.last_report

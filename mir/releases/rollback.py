@@ -8,8 +8,6 @@ background thread). A rollback is ``set_stage(..., SHADOW, by="mir (automatic ro
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel
 
-from mir.drift import AlertSettings, send_alert
+from mir.drift import AlertSettings, PeriodicCheck, send_alert
 from mir.errors import UsageError
 from mir.models import Stage, read_registry
 from mir.project import Project, find_project
@@ -129,7 +127,7 @@ def _alert(proj: Project, rollback: Rollback) -> list[str]:
     return send_alert(alerts, _payload(rollback))
 
 
-class CanaryWatch:
+class CanaryWatch(PeriodicCheck):
     """In-process, like ``mir.drift.Breaker``: ``CanaryWatch(agent).decide(...)`` decides
     exactly like ``agent.decide``; every ``every`` decisions (``check_every`` of
     ``[tool.mir.models]`` by default) it checks the project's canaries in a background
@@ -143,46 +141,23 @@ class CanaryWatch:
         names: list[str] | None = None,
         every: int | None = None,
     ) -> None:
-        self.agent = agent
         self.project = project if isinstance(project, Project) else find_project(_path(project))
         self.names = names
-        self.every = every or self.project.section("models", CanarySettings).check_every
-        if self.every < 1:
-            raise ValueError("every must be at least 1")
-        self.decisions = 0
+        super().__init__(agent, every or self.project.section("models", CanarySettings).check_every)
         self.last: CanaryCheck | None = None
-        self.last_error: Exception | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
 
-    def decide(
-        self, input: Mapping[str, Any], context: Mapping[str, Any] | None = None, **kwargs: Any
-    ) -> Any:
-        record = self.agent.decide(input, context, **kwargs)
-        with self._lock:
-            self.decisions += 1
-            due = self.decisions % self.every == 0
-            busy = self._thread is not None and self._thread.is_alive()
-            if due and not busy:  # a check still running covers this one too
-                self._thread = threading.Thread(target=self._run, name="mir-canary", daemon=True)
-                self._thread.start()
-        return record
+    thread_name = "mir-canary"
 
     def _run(self) -> None:
-        try:
-            self.last = check_canaries(self.project, self.names)
-            # the agent's resolver picks up the new stage at once (no watchdog needed here)
-            resolver = getattr(getattr(self.agent, "deps", None), "models", None)
-            if self.last.rolled_back and resolver is not None:
-                resolver.reload()
-        except Exception as exc:  # a monitor never breaks the app it watches
-            self.last_error = exc
+        self.last = check_canaries(self.project, self.names)
+        # the agent's resolver picks up the new stage at once (no watchdog needed here)
+        resolver = getattr(getattr(self.agent, "deps", None), "models", None)
+        if self.last.rolled_back and resolver is not None:
+            resolver.reload()
 
     def wait(self, timeout: float | None = None) -> CanaryCheck | None:
         """Wait for a running check (tests, shutdown); returns the latest result."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
+        self._join(timeout)
         return self.last
 
 
