@@ -146,7 +146,7 @@ def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):
     table = run_mir("traces", "list", "--source", "all", cwd=suite_app).stdout
     assert "executed (eval)" in table
     wrong = run_mir("traces", "list", "--source", "evals", cwd=suite_app)
-    assert wrong.returncode == 2 and "production, eval or all" in wrong.stderr
+    assert wrong.returncode == 2 and "production, eval, shadow or all" in wrong.stderr
 
 
 def test_a_failing_case_exits_1_and_names_the_failure(run_mir, suite_app: Path):
