@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,31 @@ class SqliteLedger:
         return round(float(row[0]), 2)
 
 
+def _set_up(db: sqlite3.Connection) -> None:
+    """WAL mode and the table. Switching to WAL can answer "database is locked" at once,
+    without waiting out busy_timeout, while another process opens the same new file (seen
+    once in 200 racing first decisions: the context loader failed): so retry, briefly."""
+    for attempt in range(100):
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # in WAL: durable at each checkpoint
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS entries ("
+                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, order_id TEXT,"
+                " amount REAL NOT NULL DEFAULT 0, entry TEXT NOT NULL,"
+                " recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+            )
+            # refunded(): the refunds of one order, read from the index alone.
+            db.execute(
+                "CREATE INDEX IF NOT EXISTS entries_by_order ON entries (order_id, kind, amount)"
+            )
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 99:
+                raise
+            time.sleep(0.05)
+
+
 def _connection(path: Path) -> sqlite3.Connection:
     """This thread's connection to the ledger at ``path``, opened (and the table made)
     once: the executors and the context loader build a ledger per call, and opening
@@ -118,18 +144,7 @@ def _connection(path: Path) -> sqlite3.Connection:
         # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE ... COMMIT).
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         db.execute("PRAGMA busy_timeout = 30000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # in WAL: durable at each checkpoint
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS entries ("
-            " key TEXT PRIMARY KEY, kind TEXT NOT NULL, order_id TEXT,"
-            " amount REAL NOT NULL DEFAULT 0, entry TEXT NOT NULL,"
-            " recorded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
-        )
-        # refunded(): the refunds of one order, read from the index alone.
-        db.execute(
-            "CREATE INDEX IF NOT EXISTS entries_by_order ON entries (order_id, kind, amount)"
-        )
+        _set_up(db)
         opened[path] = db
     return db
 
