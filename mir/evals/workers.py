@@ -13,13 +13,16 @@ import gc
 import multiprocessing
 import multiprocessing.util
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from mir.errors import UsageError
 from mir.evals.domain import CaseRun
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
 
@@ -158,6 +161,21 @@ def _judged_later(
     return runs
 
 
+def start_method() -> str:
+    """fork where it is safe: a worker starts with mir and the user's code already
+    imported (spawn re-imports them, ~1 s a worker). Nothing that must not be shared is
+    open here: the runner closed its agents and trace store before the pool starts.
+
+    Not once llama.cpp has run in this process: its OpenMP thread pool does not survive
+    a fork, and a forked worker's first decode waits forever for threads that exist only
+    in the parent (an app that decided before calling ``run_eval(jobs=2)`` hung). Such a
+    process starts its workers from a clean forkserver (or spawn) instead."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and "llama_cpp" not in sys.modules:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
 def _in_workers(
     tasks: Sequence[Task],
     settings: Settings,
@@ -166,11 +184,8 @@ def _in_workers(
     done: Callable[[Task, CaseRun], None],
     stop: Stop,
 ) -> dict[int, CaseRun]:
-    # fork where there is one: a worker starts with mir and the user's code already
-    # imported (spawn re-imports them, ~1 s a worker). Nothing that must not be shared
-    # is open here: the runner closed its agents and trace store before the pool starts.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    method = start_method()
+    context = multiprocessing.get_context(method)
     runs: dict[int, CaseRun] = {}
     # What exists now is shared with the forked workers; frozen, their garbage collector
     # does not walk it (which would copy every page it touches into each worker).
@@ -200,12 +215,26 @@ def _in_workers(
                     spent_ms += run.latency_ms
                     measured += 1
                     done(task, run)
+    except BrokenProcessPool as exc:
+        _stop_now(pool)
+        if method != "fork" and not runs:
+            why = "llama.cpp's threads do not survive a fork" if "llama_cpp" in sys.modules else ""
+            raise UsageError(
+                f"the eval worker processes could not start ({method}"
+                + (f": {why})" if why else ")"),
+                hint='call run_eval under `if __name__ == "__main__":`, or use jobs=1',
+            ) from exc
+        raise
     except BaseException:
-        for process in list(getattr(pool, "_processes", {}).values()):
-            process.terminate()  # a second Ctrl-C, or a config error: stop now
-        pool.shutdown(wait=False, cancel_futures=True)
-        gc.unfreeze()
+        _stop_now(pool)
         raise
     pool.shutdown(wait=True)
     gc.unfreeze()
     return runs
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()  # a second Ctrl-C, or a config error: stop now
+    pool.shutdown(wait=False, cancel_futures=True)
+    gc.unfreeze()
