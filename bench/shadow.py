@@ -6,9 +6,9 @@ the other also a shadow version (the same GGUF with another context size, so it 
 separately loaded model with its own lock, as a new version would be), in alternating
 blocks. Prints p50/p95 of ``agent.decide`` for both and their ratio. ``--gap`` is
 the pause between a caller's decisions (an app's think time): the shadow worker starts
-a shadow decision only while no production decision is in flight, so with gap 0 (a
-saturated agent) the shadow runs beside the next production decision after at most
-1 s and competes for the CPU.
+a shadow decision only while no production decision is in flight, and its generation
+pauses between tokens while one runs (at most 1 s a token), so with gap 0 (a saturated
+agent) the shadow still advances one token a second beside production.
 
     python bench/shadow.py [--n 12] [--block 4] [--gap 0.5] [--threads 1]
 

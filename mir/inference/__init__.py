@@ -16,6 +16,7 @@ from mir.inference.domain import (
 )
 from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
+from mir.inference.scheduler import background, foreground
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
@@ -36,7 +37,9 @@ __all__ = [
     "ScriptedProvider",
     "ShedError",
     "TokenLogprob",
+    "background",
     "embedded_model_path",
+    "foreground",
     "provider_for",
     "read_responses",
     "with_cache",

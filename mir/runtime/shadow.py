@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from mir.contracts import Route
+from mir.inference import background, foreground
 from mir.models import Resolved, RouteResolver
 from mir.runtime.execution import FlowState, NoLedger
 from mir.runtime.flow import DecisionFlow
@@ -113,11 +114,13 @@ class ShadowWorker:
     # ------------------------------------------------------------ production side
     @contextmanager
     def production(self) -> Iterator[None]:
-        """Marks a production decision in flight (the worker waits for none)."""
+        """Marks a production decision in flight: the worker starts no shadow decision
+        meanwhile, and one already generating pauses between tokens (``foreground``)."""
         with self._idle:
             self._in_flight += 1
         try:
-            yield
+            with foreground():
+                yield
         finally:
             with self._idle:
                 self._in_flight -= 1
@@ -197,7 +200,8 @@ class ShadowWorker:
     def _decide(self, job: _Job) -> None:
         try:
             deps = replace(self.base, shadow_of=job.flow_id)
-            DecisionFlow(self.parts, deps).decide(job.input, job.context, role=job.role)
+            with background():  # its llama calls pause while a production one generates
+                DecisionFlow(self.parts, deps).decide(job.input, job.context, role=job.role)
         except Exception as exc:
             self.stats.failed += 1
             log.warning("shadow decision of flow %s failed: %s", job.flow_id, exc)

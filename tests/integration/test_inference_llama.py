@@ -1,6 +1,7 @@
 """The llama provider on real llama.cpp: a tiny random model (fast) and SmolLM2 (slow)."""
 
 import json
+import time
 from pathlib import Path
 
 import jsonschema
@@ -135,3 +136,34 @@ def test_embedded_smollm2_decides_a_refund_within_the_schema(cache: ModelCache) 
     assert response.model == embedded_model_path().name
     assert response.finish_reason == "stop"
     jsonschema.validate(json.loads(response.text, strict=False), DECISION)
+
+
+def test_a_background_call_waits_for_a_foreground_one_and_answers_the_same(
+    tiny_gguf: Path, cache: ModelCache
+) -> None:
+    """A shadow decision (background) generates only while no production decision
+    (foreground) does, and its streamed answer is the one it would give unpaused."""
+    import threading
+
+    from mir.inference import background
+    from mir.inference.scheduler import FOREGROUND
+
+    provider = LlamaProvider(str(tiny_gguf), n_ctx=512, n_threads=2, cache=cache)
+    unpaused = provider.complete(ask("Order 9, 12 EUR."))
+    answers: list[tuple[float, str]] = []
+
+    def shadow() -> None:
+        with background():
+            text = provider.complete(ask("Order 9, 12 EUR.")).text
+        answers.append((time.monotonic(), text))
+
+    with FOREGROUND.running():
+        thread = threading.Thread(target=shadow)
+        thread.start()
+        time.sleep(0.5)
+        released = time.monotonic()
+    thread.join(60)
+    assert answers, "the background call never finished"
+    finished, text = answers[0]
+    assert finished >= released  # it did not generate while the foreground did
+    assert text == unpaused.text
