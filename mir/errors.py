@@ -13,6 +13,8 @@ exceptions: they are returned and rendered, and mapped to exit code 1.
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -50,3 +52,10 @@ class ConfigError(MirUserError):
 
 class UsageError(MirUserError):
     """Invalid command-line input: names, paths, option combinations."""
+
+
+def is_lock_conflict(exc: BaseException) -> bool:
+    """A database error that says another process holds the file (DuckDB: "Could not set
+    lock on file ..."). The file name DuckDB quotes in its message is left out: a project
+    under a folder named "locked" or "blocks" must not turn a torn file into "held open"."""
+    return "lock" in re.sub(r'"[^"]*"', "", str(exc)).lower()

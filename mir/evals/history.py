@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mir.errors import MirUserError
+from mir.errors import MirUserError, is_lock_conflict
 from mir.evals.domain import EvalReport, SuiteResult
 from mir.evals.reports import failed_assertions
 
@@ -238,7 +238,7 @@ class EvalHistory:
                 con = duckdb.connect(str(self.path), read_only=read_only)
                 break
             except duckdb.Error as exc:
-                locked = "lock" in str(exc).lower()
+                locked = is_lock_conflict(exc)
                 if locked and time.monotonic() < deadline:
                     time.sleep(0.05)  # another mir eval is writing its report: take turns
                     continue

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mir.errors import ConfigError
+from mir.errors import ConfigError, is_lock_conflict
 
 if TYPE_CHECKING:
     import duckdb
@@ -86,7 +86,7 @@ def open_history(root: Path, *, read_only: bool = False) -> Iterator[duckdb.Duck
 
 def _explain(path: Path, exc: Exception) -> ConfigError:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if "lock" in first.lower():
+    if is_lock_conflict(exc):
         return ConfigError(
             "the model history is held open by another program",
             where=str(path),

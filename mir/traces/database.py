@@ -8,12 +8,12 @@ the exclusive folder lock) migrates; readers open the file read-only.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mir.errors import is_lock_conflict
 from mir.traces.domain import TraceStoreError
 from mir.traces.records import CHAIN_FIELDS, EVENT_FIELDS
 
@@ -114,7 +114,7 @@ def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         try:
             return _quiet(duckdb.connect(str(path), read_only=read_only))
         except duckdb.Error as exc:
-            locked = _is_lock_conflict(exc)
+            locked = is_lock_conflict(exc)
             if not locked or time.monotonic() >= deadline:
                 raise _explain(path, exc, locked=locked) from exc
             time.sleep(0.05)  # another program may be about to let go of the file
@@ -142,13 +142,7 @@ def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
 
 def explain(path: Path, exc: Exception) -> TraceStoreError:
     """A DuckDB error met after opening (a truncated file fails on first read)."""
-    return _explain(path, exc, locked=_is_lock_conflict(exc))
-
-
-def _is_lock_conflict(exc: Exception) -> bool:
-    # DuckDB quotes the file name in its message: a project under a folder named
-    # "locked..." or "blocks" must not turn a truncated file into "held open".
-    return "lock" in re.sub(r'"[^"]*"', "", str(exc)).lower()
+    return _explain(path, exc, locked=is_lock_conflict(exc))
 
 
 def is_database_error(exc: BaseException) -> bool:
