@@ -17,7 +17,6 @@ model's speed does not matter: what is measured is mir's queue and fallback path
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -31,28 +30,16 @@ sys.path.insert(0, str(ROOT))
 
 from mir.runtime import load_agent  # noqa: E402
 from mir.traces import TraceStore  # noqa: E402
+from tests.support.projects import llama_route, runtime_project  # noqa: E402
 from tests.support.tiny_gguf import write_tiny_gguf  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "runtime" / "project"
 TICKET = {"order_id": "A1", "amount": 40, "message": "broken"}
 
 
 def project(folder: Path, gguf: Path) -> Path:
-    root = folder / "app"
-    shutil.copytree(FIXTURE, root)
-    with (root / "pyproject.toml").open("a") as toml:
-        toml.write("\n[tool.mir.model]\nqueue = 4\n")
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
-    contract.write_text(
-        text.replace(
-            routes,
-            f"routes:\n  - {{name: local, provider: llama, model: '{gguf}', max_tokens: 64, "
-            "temperature: 1.0}\n",
-        )
+    return runtime_project(
+        folder / "app", llama_route(gguf, temperature=1.0), model_settings="queue = 4"
     )
-    return root
 
 
 def timings(decide, n: int) -> list[float]:

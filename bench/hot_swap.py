@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from mir.inference import MODEL_CACHE, embedded_model_path  # noqa: E402
 from mir.runtime import load_agent  # noqa: E402
 from mir.traces import TraceStore  # noqa: E402
+from tests.support.projects import llama_route, runtime_project  # noqa: E402
 from tests.support.tiny_gguf import write_tiny_gguf  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "runtime" / "project"
 THREADS = 4
 
 
@@ -47,18 +47,9 @@ def registry(v1: Path, v2: Path, promoted: bool) -> str:
 
 
 def project(tmp: Path, v1: Path, v2: Path) -> Path:
-    root = tmp / "app"
-    shutil.copytree(FIXTURE, root)
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
-    contract.write_text(
-        text.replace(
-            routes, "routes:\n  - {name: local, provider: llama, model: triage, max_tokens: 64}\n"
-        )
+    return runtime_project(
+        tmp / "app", llama_route("triage"), registry=registry(v1, v2, promoted=False)
     )
-    (root / "models.toml").write_text(registry(v1, v2, promoted=False))
-    return root
 
 
 def main() -> None:

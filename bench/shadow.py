@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "runtime" / "project"
+sys.path.insert(0, str(REPO))
+
+from tests.support.projects import llama_route, runtime_project  # noqa: E402
 
 
 def _project(root: Path, gguf: Path, shadow: bool) -> Path:
-    shutil.copytree(FIXTURE, root)
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
-    local = "  - {name: local, provider: llama, model: triage, max_tokens: 64}\n"
-    contract.write_text(text.replace(routes, "routes:\n" + local))
     registry = (
         f'[[models]]\nname = "triage"\nversion = "1"\nstage = "production"\nartifact = "{gguf}"\n'
     )
@@ -44,8 +40,7 @@ def _project(root: Path, gguf: Path, shadow: bool) -> Path:
             f'\n[[models]]\nname = "triage"\nversion = "2"\nstage = "shadow"\n'
             f'artifact = "{gguf}"\ncontext = 1024\n'
         )
-    (root / "models.toml").write_text(registry)
-    return root
+    return runtime_project(root, llama_route("triage"), registry=registry)
 
 
 def _pct(values: list[float], q: float) -> float:

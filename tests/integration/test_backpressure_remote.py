@@ -5,7 +5,6 @@ deadline + 50 ms; the excess is shed at once and decided by the rules, traced ``
 
 from __future__ import annotations
 
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,33 +15,27 @@ from mir.inference.remote import REMOTE_SCHEDULERS
 from mir.runtime import load_agent
 from mir.traces import TraceStore
 from tests.support.fixtures import SERVER_ALIAS
+from tests.support.projects import runtime_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llama_server")]
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 SLACK_S = 0.05
 TICKET = {"order_id": "A1", "amount": 40, "message": "broken"}
 
 
 def _project(tmp_path: Path, api_base: str) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    with (root / "pyproject.toml").open("a") as toml:
-        toml.write("\n[tool.mir.model]\nqueue = 2\nremote_concurrency = 1\n")
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
     # One model call per decision: the random model's answers are rarely valid, and a
     # retry would only measure the retry budget.
-    text = text.replace("retries: 2\n", "retries: 0\n")
-    contract.write_text(
-        text.replace(
-            routes,
-            f"routes:\n  - {{name: served, provider: litellm, model: 'openai/{SERVER_ALIAS}', "
-            f"api_base: '{api_base}', max_tokens: 24}}\n",
-        )
+    route = (
+        f"  - {{name: served, provider: litellm, model: 'openai/{SERVER_ALIAS}', "
+        f"api_base: '{api_base}', max_tokens: 24}}\n"
     )
-    return root
+    return runtime_project(
+        tmp_path / "app",
+        route,
+        model_settings="queue = 2\nremote_concurrency = 1",
+        retries=0,
+    )
 
 
 def test_ten_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, llama_server):

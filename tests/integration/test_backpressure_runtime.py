@@ -5,34 +5,21 @@ and their trace says ``shed``."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mir.runtime import load_agent
 from mir.traces import TraceStore
+from tests.support.projects import llama_route, runtime_project
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 SLACK_S = 0.05
 
 
 def _project(tmp_path: Path, gguf: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    with (root / "pyproject.toml").open("a") as toml:
-        toml.write("\n[tool.mir.model]\nqueue = 4\n")
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
-    contract.write_text(
-        text.replace(
-            routes,
-            f"routes:\n  - {{name: local, provider: llama, model: '{gguf}', max_tokens: 64, "
-            "temperature: 1.0}\n",
-        )
+    return runtime_project(
+        tmp_path / "app", llama_route(gguf, temperature=1.0), model_settings="queue = 4"
     )
-    return root
 
 
 def test_fifty_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, tiny_gguf):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,24 +10,11 @@ import pytest
 from mir.errors import ConfigError
 from mir.runtime import load_agent
 from mir.traces import TraceStore
-
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
+from tests.support.projects import llama_route, runtime_project
 
 
 def _project(tmp_path: Path, model: str, registry: str) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    contract = root / "capabilities/refunds/agents/triage.yaml"
-    text = contract.read_text()
-    routes = text[text.index("routes:") : text.index("cascade_on:")]
-    contract.write_text(
-        text.replace(
-            routes,
-            f"routes:\n  - {{name: local, provider: llama, model: '{model}', max_tokens: 64}}\n",
-        )
-    )
-    (root / "models.toml").write_text(registry)
-    return root
+    return runtime_project(tmp_path / "app", llama_route(model), registry=registry)
 
 
 def _registry(gguf: Path) -> str:
