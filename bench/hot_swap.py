@@ -13,6 +13,11 @@ is swapped) and how many decisions ran on each version.
     python bench/hot_swap.py [--model tiny|smollm2] [--seconds 20]
 
 Target: the swap's pause <= load time + 100 ms.
+
+Measured 2026-12-01, quiet 2-core machine: SmolLM2 (`--model smollm2 --seconds 40`),
+longest swap pause 0 ms and 29 ms in two runs (targets 221 and 230 ms); tiny, 55 ms
+(target 116 ms). Without the new version following the old one's queue and the shared
+CPU budget (scheduler.py), the same SmolLM2 runs paused a caller 0.9-3.4 s.
 """
 
 from __future__ import annotations

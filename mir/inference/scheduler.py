@@ -16,8 +16,10 @@ Admission (stdlib only, no clock but ``time.monotonic``):
 
 from __future__ import annotations
 
+import bisect
 import contextvars
 import itertools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +31,8 @@ from mir.inference.domain import ShedError
 DEFAULT_QUEUE = 8
 # Weight of the newest service time in the estimate: recent calls matter most.
 EWMA_ALPHA = 0.3
+# How often callers queued on a new version look whether the old one has drained.
+DRAIN_POLL_S = 0.005
 
 
 @dataclass
@@ -51,16 +55,54 @@ class Scheduler:
         self._waiters: list[_Waiter] = []
         self._seq = itertools.count()
         self.service_s: float | None = None  # EWMA of recent service times
+        # Hot swap: the calls of the version this model replaces that were already there
+        # when it took over; this model's calls wait until they are gone (``follow``).
+        self._inside: set[int] = set()  # tickets of the calls running or waiting here
+        self._issued = -1
+        self._previous: list[tuple[Scheduler, int]] = []
 
     @contextmanager
     def slot(self, priority: int = 0, deadline_at: float | None = None) -> Iterator[None]:
         """Hold a slot for the block, or raise ``ShedError`` before it starts."""
-        self._acquire(priority, deadline_at)
+        ticket = self._acquire(priority, deadline_at)
         started = time.monotonic()
         try:
             yield
         finally:
-            self._release(time.monotonic() - started)
+            self._release(time.monotonic() - started, ticket)
+
+    # -- hot swap ----------------------------------------------------------------------
+
+    def follow(self, previous: Scheduler) -> None:
+        """Grant no slot until every call now running or queued on ``previous`` (the
+        version this model replaces) has left it; this model's callers queue meanwhile,
+        in their usual order. Why: both versions share the CPU; had the new version's
+        calls interleaved with the old backlog, every caller queued on the old version
+        would wait about twice as long (a swap paused callers for seconds)."""
+        mark = previous.mark()
+        with previous._cond:  # a quick swap back: the old version must not wait for us
+            previous._previous = [(p, m) for p, m in previous._previous if p is not self]
+        with self._cond:
+            self._previous.append((previous, mark))
+
+    def mark(self) -> int:
+        with self._cond:
+            return self._issued
+
+    def drained(self, mark: int) -> bool:
+        """Every call that arrived up to ``mark`` has left (finished or shed). Read
+        without the lock (``list`` of a set is atomic under the GIL): a scheduler that
+        follows this one asks while holding its own lock."""
+        return all(ticket > mark for ticket in list(self._inside))
+
+    def _blocked(self) -> bool:
+        """(Under the lock.) A previous version still has calls from before the swap."""
+        while self._previous:
+            previous, mark = self._previous[0]
+            if not previous.drained(mark):
+                return True
+            self._previous.pop(0)
+        return False
 
     def busy(self) -> bool:
         """A call runs or waits (the model cache never unloads a busy model)."""
@@ -100,45 +142,145 @@ class Scheduler:
                 return f"shed: the model's queue is full ({self.queue} waiting)"
         return None
 
-    def _acquire(self, priority: int, deadline_at: float | None) -> None:
+    def _acquire(self, priority: int, deadline_at: float | None) -> int:
         with self._cond:
             refused = self._refusal(priority, deadline_at, time.monotonic())
             if refused is not None:
                 raise ShedError(refused)
-            if self._running < self.capacity and not self._waiters:
-                self._running += 1
-                return
-            me = _Waiter(priority, next(self._seq), deadline_at)
-            if len(self._waiters) >= self.queue:
-                lowest = min(self._waiters, key=lambda w: (w.priority, -w.seq), default=None)
-                assert lowest is not None  # _refusal: a full queue has a lower waiter
-                self._waiters.remove(lowest)
-                lowest.shed = f"shed: displaced by a priority-{priority} call (queue full)"
+            ticket = self._issued = self._issued + 1
+            self._inside.add(ticket)
+            try:
+                self._admit(priority, deadline_at)
+            except ShedError:
+                self._inside.discard(ticket)
                 self._cond.notify_all()
-            self._waiters.append(me)
-            while not me.granted and me.shed is None:
-                timeout = None if deadline_at is None else deadline_at - time.monotonic()
-                if timeout is not None and timeout <= 0:
-                    self._waiters.remove(me)
-                    raise ShedError("shed: the deadline passed while queued")
-                self._cond.wait(timeout)
-            if me.shed is not None:
-                raise ShedError(me.shed)
+                raise
+            return ticket
 
-    def _release(self, service_s: float) -> None:
+    def _admit(self, priority: int, deadline_at: float | None) -> None:
+        """(Under the lock.) Take a slot now, or wait in the queue for one."""
+        if self._running < self.capacity and not self._waiters and not self._blocked():
+            self._running += 1
+            return
+        me = _Waiter(priority, next(self._seq), deadline_at)
+        if len(self._waiters) >= self.queue:
+            lowest = min(self._waiters, key=lambda w: (w.priority, -w.seq), default=None)
+            assert lowest is not None  # _refusal: a full queue has a lower waiter
+            self._waiters.remove(lowest)
+            lowest.shed = f"shed: displaced by a priority-{priority} call (queue full)"
+            self._cond.notify_all()
+        self._waiters.append(me)
+        while not me.granted and me.shed is None:
+            timeout = None if deadline_at is None else deadline_at - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                self._waiters.remove(me)
+                raise ShedError("shed: the deadline passed while queued")
+            if self._previous:  # nobody here notifies when the old version drains: poll
+                self._cond.wait(DRAIN_POLL_S if timeout is None else min(timeout, DRAIN_POLL_S))
+                self._grant()
+            else:
+                self._cond.wait(timeout)
+        if me.shed is not None:
+            raise ShedError(me.shed)
+
+    def _release(self, service_s: float, ticket: int) -> None:
         with self._cond:
+            self._inside.discard(ticket)
             self.service_s = (
                 service_s
                 if self.service_s is None
                 else EWMA_ALPHA * service_s + (1 - EWMA_ALPHA) * self.service_s
             )
             self._running -= 1
-            while self._running < self.capacity and self._waiters:
-                best = max(self._waiters, key=lambda w: (w.priority, -w.seq))
-                self._waiters.remove(best)
-                best.granted = True
-                self._running += 1
-            self._cond.notify_all()
+            self._grant()
+
+    def _grant(self) -> None:
+        """(Under the lock.) Free slots to the best waiters, unless a previous version
+        still drains."""
+        if self._blocked():
+            return
+        while self._running < self.capacity and self._waiters:
+            best = max(self._waiters, key=lambda w: (w.priority, -w.seq))
+            self._waiters.remove(best)
+            best.granted = True
+            self._running += 1
+        self._cond.notify_all()
+
+
+# ---------------------------------------------------------------- one CPU for all models
+# llama.cpp's worker threads spin while they wait: two models generating at once with
+# more threads than the machine has cores slow each other down several times over (seen
+# as multi-second pauses while a hot swap ran the old and the new version side by side).
+# Every foreground llama generation of the process takes its threads from one budget of
+# ``os.cpu_count()``; a background one (a shadow) takes none, it yields between tokens.
+
+
+class CpuBudget:
+    """Threads llama.cpp may run at once in this process, shared by every loaded model.
+
+    Served in order of (priority, when the call arrived at its model), not of when it
+    reached this budget: during a hot swap the callers still queued on the old version
+    arrived first, and a call on the new version must not overtake them (letting the
+    two queues interleave doubled the old queue's wait: seconds-long pauses)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.total = max(1, threads or os.cpu_count() or 1)
+        self._free = self.total
+        self._cond = threading.Condition()
+        self._queue: list[_CpuWaiter] = []  # sorted by key
+        self._seq = itertools.count()
+
+    @contextmanager
+    def threads(
+        self,
+        n: int,
+        deadline_at: float | None = None,
+        *,
+        priority: int = 0,
+        arrived: float | None = None,
+    ) -> Iterator[None]:
+        """Hold ``n`` threads (at most the whole budget) for the block; ``ShedError`` when
+        ``deadline_at`` passes first. ``arrived``: when the call reached its model's
+        queue (monotonic; default now)."""
+        need = max(1, min(n, self.total))
+        since = time.monotonic() if arrived is None else arrived
+        with self._cond:
+            if self._queue or self._free < need:
+                me = _CpuWaiter((-priority, since, next(self._seq)), need)
+                bisect.insort(self._queue, me, key=lambda w: w.key)
+                while not me.granted:
+                    timeout = None if deadline_at is None else deadline_at - time.monotonic()
+                    if timeout is not None and timeout <= 0:
+                        self._queue.remove(me)
+                        self._grant()  # a smaller waiter behind may fit now
+                        raise ShedError("shed: the deadline passed while waiting for the CPU")
+                    self._cond.wait(timeout)
+            else:
+                self._free -= need
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._free += need
+                self._grant()
+
+    def _grant(self) -> None:
+        """Hand free threads to the waiters at the head of the queue, in order."""
+        while self._queue and self._queue[0].need <= self._free:
+            head = self._queue.pop(0)
+            self._free -= head.need
+            head.granted = True
+        self._cond.notify_all()
+
+
+@dataclass
+class _CpuWaiter:
+    key: tuple[int, float, int]
+    need: int
+    granted: bool = False
+
+
+CPU = CpuBudget()
 
 
 # ---------------------------------------------------------------- foreground first
