@@ -79,6 +79,12 @@ def test_a_well_formed_registry_reads_in_file_order():
         ('[[models]]\nname = "a"\nversion = "1@2"\nartifact = "a.gguf"\n', "invalid version", "1"),
         ('[[models]]\nname = "a"\nversion = "1"\n', "missing 'artifact'", "1"),
         ('title = "x"\n', "unknown top-level key", None),
+        ('[[models]]\nname = "a"\nversion = "1"\nartifact = "/etc/passwd"\n', ".gguf file", "1"),
+        (
+            '[[models]]\nname = "a"\nversion = "1"\nartifact = "package:pkg/weights.bin"\n',
+            ".gguf file",
+            "1",
+        ),
     ],
 )
 def test_a_broken_registry_is_one_config_error_with_its_line(text, message, line):
