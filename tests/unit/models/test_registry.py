@@ -170,3 +170,15 @@ def test_plain_models_need_no_registry():
     check_routes(routes, None, "c.yaml")
     with pytest.raises(ConfigError, match=r"no models\.toml"):
         check_routes([Route(provider="llama", model="triage")], None, "c.yaml")
+
+
+def test_a_header_quoted_inside_multi_line_notes_does_not_shift_the_error_line():
+    text = (
+        '[[models]]\nname = "a"\nversion = "1"\nartifact = "a.gguf"\n'
+        'notes = """\n[[models]]\nold notes quoting a table\n"""\n\n'
+        '[[models]]\nname = "a"\nversion = "1"\nartifact = "b.gguf"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        registry(text)
+    assert "duplicate version a@1" in str(caught.value)
+    assert caught.value.where == "models.toml:10"
