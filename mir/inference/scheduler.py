@@ -79,11 +79,27 @@ class Scheduler:
         in their usual order. Why: both versions share the CPU; had the new version's
         calls interleaved with the old backlog, every caller queued on the old version
         would wait about twice as long (a swap paused callers for seconds)."""
+        if previous is self or previous._follows(self):
+            # A quick swap back (v1 -> v2 -> v1, or through v3): waiting for a version
+            # that waits for us would wait forever; serve at once instead.
+            return
         mark = previous.mark()
-        with previous._cond:  # a quick swap back: the old version must not wait for us
-            previous._previous = [(p, m) for p, m in previous._previous if p is not self]
         with self._cond:
             self._previous.append((previous, mark))
+            self._cond.notify_all()  # waiters already queued start polling for the drain
+
+    def _follows(self, other: Scheduler) -> bool:
+        """This scheduler waits, directly or through others, for ``other`` to drain."""
+        seen: set[int] = set()
+        todo = [p for p, _ in list(self._previous)]
+        while todo:
+            current = todo.pop()
+            if current is other:
+                return True
+            if id(current) not in seen:
+                seen.add(id(current))
+                todo.extend(p for p, _ in list(current._previous))
+        return False
 
     def mark(self) -> int:
         with self._cond:
@@ -128,7 +144,7 @@ class Scheduler:
     def _refusal(self, priority: int, deadline_at: float | None, now: float) -> str | None:
         if deadline_at is not None and now >= deadline_at:
             return "shed: the deadline passed before the call was queued"
-        if self._running < self.capacity and not self._waiters:
+        if self._running < self.capacity and not self._waiters and not self._blocked():
             return None
         ahead = self._running + sum(1 for w in self._waiters if w.priority >= priority)
         if deadline_at is not None and now + self._estimate(ahead) > deadline_at:

@@ -301,3 +301,36 @@ def test_a_deadline_that_passes_while_the_old_version_drains_sheds():
     assert order == ["new shed"]
     release.set()
     holder.join(5)
+
+
+def test_a_caller_already_queued_when_the_swap_happens_is_served_after_the_drain():
+    """(Found by the stress test: it waited for a notify that never came.)"""
+    old, new = Scheduler(), Scheduler()
+    old_release, new_release = threading.Event(), threading.Event()
+    old_holder, new_holder = _hold(old, old_release), _hold(new, new_release)
+    order: list[str] = []
+    queued = _on(new, "queued before the swap", order)
+    _until(lambda: new.waiting() == 1)
+    new.follow(old)
+    new_release.set()  # its slot frees while the old version still runs: not granted yet
+    new_holder.join(5)
+    time.sleep(0.05)
+    assert order == []
+    old_release.set()
+    old_holder.join(5)
+    queued.join(5)
+    assert order == ["queued before the swap"]
+
+
+def test_a_three_way_swap_back_does_not_deadlock():
+    v1, v2, v3 = Scheduler(), Scheduler(), Scheduler()
+    release = threading.Event()
+    holder = _hold(v1, release)
+    v2.follow(v1)
+    v3.follow(v2)
+    v1.follow(v3)  # v3 waits for v2, which waits for v1: v1 must not wait for v3
+    order: list[str] = []
+    _on(v1, "v1", order).join(5)
+    release.set()
+    holder.join(5)
+    assert order == ["v1"]
