@@ -23,7 +23,8 @@ sampler"; SmolLM2's vocabulary works), so that row measures errors.
 
 Measured 2026-12-01 (SmolLM2-135M Q4_1, 40 s a row, one run each, 2 cores, servers on the
 same machine, otherwise idle): 8 callers, decisions/s in-process 0.80, llama-server -np 4
-1.27 (1.58x), llama_cpp.server 0.76; 1 caller 0.79 / 1.03 / 0.86; no rules fallbacks.
+1.27 (1.58x), llama_cpp.server 0.76; 1 caller 0.79 / 1.03 / 0.86; no rules fallbacks. A
+second run: 8 callers 0.72 / 0.95 (1.31x) / 0.66; 1 caller 0.78 / 1.01 / 0.84.
 The 25.6 s for one served decision measured earlier was the busy machine, not the server:
 under CPU contention a llama.cpp with 2 threads spin-waits for its descheduled partner at
 every barrier (llama-server at 2 threads generated 1-9 tokens/s with the machine loaded,
