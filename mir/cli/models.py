@@ -147,6 +147,12 @@ def register(app: typer.Typer) -> None:
         api_base: str | None = typer.Option(None, "--api-base", help="litellm: server URL."),
         quantization: str | None = typer.Option(None, "--quantization"),
         context: int | None = typer.Option(None, "--context", help="Context window (tokens)."),
+        queue: int | None = typer.Option(
+            None,
+            "--queue",
+            help="Calls that may wait for this version before it sheds "
+            "(default: [tool.mir.model] queue).",
+        ),
         notes: str | None = typer.Option(None, "--notes"),
         why: str | None = WHY,
         by: str | None = BY,
@@ -170,6 +176,7 @@ def register(app: typer.Typer) -> None:
             "api_base": api_base,
             "quantization": quantization,
             "context": context,
+            "queue": queue,
             "notes": _no_secret("--notes", notes),
         }
         try:

@@ -109,6 +109,13 @@ class ModelEntry(BaseModel):
             raise ValueError(f"'share' is for the canary stage only (this one is {self.stage})")
         if self.provider == "litellm" and self.sha256 is not None:
             raise ValueError("'sha256' is for llama files; a litellm model has no file")
+        # A llama artifact is a model file: anything else (a config file, a key, a folder)
+        # would be hashed and handed to llama.cpp by whoever edits models.toml.
+        if self.provider == "llama" and not self.artifact.lower().endswith(".gguf"):
+            raise ValueError(
+                f"artifact {self.artifact!r}: a llama model is a .gguf file "
+                "(a path, or 'package:PACKAGE/FILE.gguf')"
+            )
         return self
 
     @property

@@ -322,10 +322,11 @@ def _commit(
     path = registry_path(root)
     new_text = tomlkit.dumps(document)
     registry = parse_registry(new_text, path)
+    before = parse_registry(old, path) if old else Registry()
     with open_history(root) as con:
         try:
             con.execute("BEGIN TRANSACTION")
-            for move in moves:
+            for move in [*_unrecorded(con, before, moves), *moves]:
                 insert_change(con, move)
         except duckdb.Error as exc:
             raise ConfigError(
@@ -349,6 +350,44 @@ def _commit(
                 _write_atomically(path, old)
             raise
     return registry
+
+
+UNRECORDED = (
+    "found in models.toml without a history record (edited by hand, merged, or a mir "
+    "command interrupted between the file and its history)"
+)
+BASELINE = "in models.toml when its history began"
+
+
+def _unrecorded(con: Any, before: Registry, moves: list[ModelChange]) -> list[ModelChange]:
+    """Stages the file holds that the history does not say (the history's latest move of
+    that version went elsewhere, or it has none), recorded before this edit's own moves,
+    so the history stays the story of the file. On a history's first use, every version
+    the file already holds is recorded as its starting point."""
+    rows = con.execute(
+        "SELECT name, version, arg_max(to_stage, rowid) FROM model_changes "
+        "WHERE to_stage <> 'refused' GROUP BY name, version"
+    ).fetchall()
+    first_use = not con.execute("SELECT count(*) FROM model_changes").fetchone()[0]
+    recorded = {(name, version): stage for name, version, stage in rows}
+    at = moves[0].at if moves else datetime.now(UTC)
+    found = []
+    for entry in before.entries:
+        stage = recorded.get((entry.name, entry.version))
+        if stage != str(entry.stage):
+            found.append(
+                ModelChange(
+                    name=entry.name,
+                    version=entry.version,
+                    from_stage=stage,
+                    to_stage=str(entry.stage),
+                    share=entry.share,
+                    by="mir",
+                    at=at,
+                    why=BASELINE if first_use else UNRECORDED,
+                )
+            )
+    return found
 
 
 def _write_atomically(path: Path, text: str) -> None:

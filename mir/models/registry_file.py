@@ -19,6 +19,8 @@ from mir.models.domain import PACKAGE_PREFIX, ModelEntry, Registry, RegistryErro
 
 FILE_NAME = "models.toml"
 _TABLE = re.compile(r"^[ \t]*\[\[[ \t]*models[ \t]*\]\]", re.MULTILINE)
+# Opens or closes a TOML multi-line string (an escaped quote inside one does not).
+_TRIPLE = re.compile(r'(?<!\\)("""|\'\'\')')
 
 
 def registry_path(root: Path) -> Path:
@@ -81,8 +83,18 @@ def parse_registry(text: str, path: Path) -> Registry:
 
 
 def table_lines(text: str) -> list[int]:
-    """The 1-based line of each ``[[models]]`` header, in order."""
-    return [text.count("\n", 0, m.start()) + 1 for m in _TABLE.finditer(text)]
+    """The 1-based line of each ``[[models]]`` header, in order; a line inside a
+    multi-line string (a ``notes = \"\"\"...\"\"\"`` that quotes a header) is not one."""
+    found, quote = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        if quote is None and _TABLE.match(line):
+            found.append(number)
+        for match in _TRIPLE.finditer(line):
+            if quote is None:
+                quote = match.group()
+            elif match.group() == quote:
+                quote = None
+    return found
 
 
 def _where(path: Path, lines: list[int], index: int | None) -> str:

@@ -216,3 +216,25 @@ def test_mir_schema_publishes_the_registry_format_and_it_accepts_a_written_file(
     jsonschema.validate(tomllib.loads((desk / "models.toml").read_text()), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"models": [{"name": "x", "version": "1", "oops": 1}]}, schema)
+
+
+def test_register_queue_sizes_the_versions_queue_and_a_negative_one_is_refused(run_mir, desk):
+    done = run_mir(
+        "models", "register", "qwen", "1", "--artifact", "models/a.gguf", "--queue", "2", cwd=desk
+    )
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(run_mir("models", "list", "--format", "json", cwd=desk).stdout)
+    assert listed[0]["queue"] == 2
+    before = (desk / "models.toml").read_bytes()
+    done = run_mir(
+        "models", "register", "qwen", "2", "--artifact", "models/b.gguf", "--queue", "-1", cwd=desk
+    )
+    assert done.returncode == 2 and "queue" in done.stderr and "Traceback" not in done.stderr
+    assert (desk / "models.toml").read_bytes() == before
+
+
+def test_a_llama_artifact_that_is_not_a_gguf_file_is_refused(run_mir, desk):
+    (desk / "secrets.env").write_text("KEY=1\n")
+    done = run_mir("models", "register", "qwen", "1", "--artifact", "secrets.env", cwd=desk)
+    assert done.returncode == 2 and ".gguf file" in done.stderr
+    assert not (desk / "models.toml").exists()

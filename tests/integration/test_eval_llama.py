@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 pytestmark = pytest.mark.slow
 
 
-def test_jobs_2_on_llama_runs_every_case_through_the_model(tmp_path: Path, tiny_gguf: Path):
+def _suite(tmp_path: Path, cases: int = 3) -> Path:
     root = tmp_path / "app"
     shutil.copytree(FIXTURE, root)
     (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
@@ -29,9 +29,14 @@ def test_jobs_2_on_llama_runs_every_case_through_the_model(tmp_path: Path, tiny_
     cases = "".join(
         f"  - id: c{i}\n    input: {{order_id: A1, amount: 10, message: m{i}}}\n"
         "    assert: [{type: status, value: [executed, fallback, pending_review]}]\n"
-        for i in range(4)
+        for i in range(cases)
     )
     (evals / "triage.yaml").write_text("agent: triage\ncases:\n" + cases)
+    return root
+
+
+def test_jobs_2_on_llama_runs_every_case_through_the_model(tmp_path: Path, tiny_gguf: Path):
+    root = _suite(tmp_path, cases=4)
     report = mir.run_eval(project=root, provider="llama", model=str(tiny_gguf), jobs=2)
     runs = report.suites[0].runs
     assert [r.case_id for r in runs] == ["c0", "c1", "c2", "c3"]
@@ -43,21 +48,6 @@ def test_jobs_2_on_llama_runs_every_case_through_the_model(tmp_path: Path, tiny_
             assert any(e.step == "infer" and e.provider == "llama" for e in events)
     assert not (root / "executed.jsonl").exists()
     assert not (root / ".mir" / "executions.db").exists()
-
-
-def _suite(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    shutil.copytree(FIXTURE, root)
-    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
-    evals = root / "capabilities" / "refunds" / "evals"
-    evals.mkdir()
-    cases = "".join(
-        f"  - id: c{i}\n    input: {{order_id: A1, amount: 10, message: m{i}}}\n"
-        "    assert: [{type: status, value: [executed, fallback, pending_review]}]\n"
-        for i in range(3)
-    )
-    (evals / "triage.yaml").write_text("agent: triage\ncases:\n" + cases)
-    return root
 
 
 def test_jobs_2_after_this_process_ran_llama_does_not_hang(tmp_path: Path, tiny_gguf: Path):

@@ -43,7 +43,7 @@ def test_promotion_moves_the_previous_production_to_candidate_and_keeps_comments
     assert registry.get("qwen", "1").stage == Stage.CANDIDATE
     text = (root / "models.toml").read_text()
     assert "# our models" in text and "# the small one" in text
-    rows = changes(root, "qwen")
+    rows = [r for r in changes(root, "qwen") if r.by != "mir"]  # not the starting point
     assert [(r.version, r.from_stage, r.to_stage, r.by) for r in rows] == [
         ("1", "production", "candidate", "ana"),
         ("2", "candidate", "production", "ana"),
@@ -101,3 +101,46 @@ def test_a_move_decided_on_an_old_read_does_not_demote_what_changed_since(root):
         set_stage(root, "qwen", "2", Stage.SHADOW, by="auto", why="x", from_stage=Stage.CANARY)
     assert (root / "models.toml").read_text() == text
     assert len(changes(root, "qwen")) == rows
+
+
+def test_a_stage_changed_outside_mir_is_recorded_before_the_next_edit(root):
+    """models.toml changed without its history (a hand edit, a merged pull request, or a
+    kill between the file and the history commit): the next edit records what it found,
+    so the history keeps telling how the file got where it is."""
+    set_stage(root, "qwen", "2", Stage.CANARY, by="ana", why="try", share=0.2)
+    path = root / "models.toml"
+    # by hand: version 2 straight to production, version 1 retired
+    text = path.read_text()
+    text = text.replace('stage = "production"', 'stage = "retired"', 1)
+    text = text.replace('stage = "canary"\nshare = 0.2', 'stage = "production"')
+    path.write_text(text)
+    assert read_registry(root).get("qwen", "2").stage == Stage.PRODUCTION
+    rollback_target = set_stage(root, "qwen", "2", Stage.CANDIDATE, by="bo", why="pull it")
+    assert rollback_target.stage == Stage.CANDIDATE
+    rows = [(r.version, r.from_stage, r.to_stage, r.by) for r in changes(root, "qwen")]
+    assert ("2", "canary", "production", "mir") in rows
+    assert ("1", "production", "retired", "mir") in rows
+    found = [r for r in changes(root, "qwen") if r.why and "without a history" in r.why]
+    assert len(found) == 2
+    # the found rows come before the edit that found them
+    assert rows.index(("2", "canary", "production", "mir")) < rows.index(
+        ("2", "production", "candidate", "bo")
+    )
+    # and once recorded, nothing is found again
+    set_stage(root, "qwen", "2", Stage.SHADOW, by="bo", why="again")
+    again = [r for r in changes(root, "qwen") if r.why and "without a history" in r.why]
+    assert again == found
+
+
+def test_a_history_first_used_on_an_existing_file_starts_from_what_it_holds(root):
+    set_stage(root, "qwen", "2", Stage.PRODUCTION, by="ana", why="first")
+    rows = [(r.version, r.from_stage, r.to_stage, r.by) for r in changes(root, "qwen")]
+    assert rows[:3] == [
+        ("1", None, "production", "mir"),
+        ("2", None, "candidate", "mir"),
+        ("0", None, "retired", "mir"),
+    ]
+    assert rows[3:] == [
+        ("1", "production", "candidate", "ana"),
+        ("2", "candidate", "production", "ana"),
+    ]

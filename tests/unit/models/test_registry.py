@@ -79,6 +79,12 @@ def test_a_well_formed_registry_reads_in_file_order():
         ('[[models]]\nname = "a"\nversion = "1@2"\nartifact = "a.gguf"\n', "invalid version", "1"),
         ('[[models]]\nname = "a"\nversion = "1"\n', "missing 'artifact'", "1"),
         ('title = "x"\n', "unknown top-level key", None),
+        ('[[models]]\nname = "a"\nversion = "1"\nartifact = "/etc/passwd"\n', ".gguf file", "1"),
+        (
+            '[[models]]\nname = "a"\nversion = "1"\nartifact = "package:pkg/weights.bin"\n',
+            ".gguf file",
+            "1",
+        ),
     ],
 )
 def test_a_broken_registry_is_one_config_error_with_its_line(text, message, line):
@@ -164,3 +170,15 @@ def test_plain_models_need_no_registry():
     check_routes(routes, None, "c.yaml")
     with pytest.raises(ConfigError, match=r"no models\.toml"):
         check_routes([Route(provider="llama", model="triage")], None, "c.yaml")
+
+
+def test_a_header_quoted_inside_multi_line_notes_does_not_shift_the_error_line():
+    text = (
+        '[[models]]\nname = "a"\nversion = "1"\nartifact = "a.gguf"\n'
+        'notes = """\n[[models]]\nold notes quoting a table\n"""\n\n'
+        '[[models]]\nname = "a"\nversion = "1"\nartifact = "b.gguf"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        registry(text)
+    assert "duplicate version a@1" in str(caught.value)
+    assert caught.value.where == "models.toml:10"
