@@ -57,9 +57,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("evals", "mir eval --provider llama"): "22 cases on the embedded model (~4 min on 2"
     " cores); the replayed lines above run the same suite, and the integration tests run"
     " the model",
-    ("providers", "python bench/serving.py"): "starts a model server and runs 8 callers"
-    " against it and in-process (minutes); tests/integration/test_models_serving.py runs"
-    " the served registry entry",
+    ("providers", "python bench/serving.py"): "builds llama-server on its first run (~14"
+    " min) and runs callers in-process and against two model servers (minutes);"
+    " tests/integration/test_models_serving.py runs the served registry entry",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
     ("models-canary", "mir models compare"): "the example project has no models.toml;"
