@@ -329,8 +329,10 @@ def test_a_three_way_swap_back_does_not_deadlock():
     v2.follow(v1)
     v3.follow(v2)
     v1.follow(v3)  # v3 waits for v2, which waits for v1: v1 must not wait for v3
+    assert not v1._previous
     order: list[str] = []
-    _on(v1, "v1", order).join(5)
+    waiter = _on(v1, "v1", order)
     release.set()
     holder.join(5)
-    assert order == ["v1"]
+    waiter.join(5)
+    assert not waiter.is_alive() and order == ["v1"]
