@@ -44,8 +44,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,6 +369,18 @@ class LlamaProvider:
             logits_all=self.logprobs,
         )
 
+    @contextmanager
+    def _foreground(self, request: ModelRequest, arrived: float) -> Iterator[None]:
+        """A foreground generation: its threads from the process's CPU budget (in arrival
+        order), and counted so background calls pause while it runs."""
+        with (
+            CPU.threads(
+                self.n_threads, request.deadline_at, priority=request.priority, arrived=arrived
+            ),
+            FOREGROUND.running(),
+        ):
+            yield
+
     def cache_identity(self, request: ModelRequest) -> dict[str, Any]:
         """What besides the request decides the answer (the response cache's key): the
         file (path, size, mtime: a replaced GGUF is another model), context and format."""
@@ -422,12 +434,7 @@ class LlamaProvider:
         try:
             with (
                 model.scheduler.slot(request.priority, request.deadline_at),
-                nullcontext()
-                if behind
-                else CPU.threads(
-                    self.n_threads, request.deadline_at, priority=request.priority, arrived=arrived
-                ),
-                nullcontext() if behind else FOREGROUND.running(),
+                nullcontext() if behind else self._foreground(request, arrived),
             ):
                 if request.json_schema is not None:
                     check_grammar(model, request.json_schema)

@@ -368,7 +368,7 @@ def _unrecorded(con: Any, before: Registry, moves: list[ModelChange]) -> list[Mo
         "SELECT name, version, arg_max(to_stage, rowid) FROM model_changes "
         "WHERE to_stage <> 'refused' GROUP BY name, version"
     ).fetchall()
-    first_use = not con.execute("SELECT count(*) FROM model_changes").fetchone()[0]
+    first_use = not rows  # (refused promotions alone never recorded a starting point)
     recorded = {(name, version): stage for name, version, stage in rows}
     at = moves[0].at if moves else datetime.now(UTC)
     found = []

@@ -238,24 +238,18 @@ def _on(scheduler: Scheduler, name: str, order: list[str], hold: float = 0.0, **
     return thread
 
 
-def _until(predicate) -> None:
-    deadline = time.monotonic() + 5
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.001)
-
-
 def test_a_new_version_serves_nothing_until_the_old_backlog_is_done_then_in_order():
     old, new = Scheduler(), Scheduler()
     order: list[str] = []
     release = threading.Event()
     holder = _hold(old, release)  # running on the old version at the swap
     queued_old = _on(old, "old queued", order)
-    _until(lambda: old.waiting() == 1)
+    _wait_queued(old, 1)
     new.follow(old)
     first = _on(new, "new first", order)
-    _until(lambda: new.waiting() == 1)
+    _wait_queued(new, 1)
     second = _on(new, "new second", order)
-    _until(lambda: new.waiting() == 2)
+    _wait_queued(new, 2)
     time.sleep(0.05)
     assert order == []  # the old version still has its running call and its queue
     release.set()
@@ -310,7 +304,7 @@ def test_a_caller_already_queued_when_the_swap_happens_is_served_after_the_drain
     old_holder, new_holder = _hold(old, old_release), _hold(new, new_release)
     order: list[str] = []
     queued = _on(new, "queued before the swap", order)
-    _until(lambda: new.waiting() == 1)
+    _wait_queued(new, 1)
     new.follow(old)
     new_release.set()  # its slot frees while the old version still runs: not granted yet
     new_holder.join(5)
