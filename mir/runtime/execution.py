@@ -66,6 +66,9 @@ class FlowState:
     context_source: str = "none"  # "caller", "loader" or "none": where the world came from
     priority: int = 0  # in a busy model's queue (contract `serving`, or the call's own)
     deadline_at: float | None = None  # time.monotonic() by which a model must answer
+    # The contract the flow was decided under (its snapshot's); a resumed flow keeps it
+    # even when the contract was edited since. None: the parts' own (a fresh flow).
+    contract_hash: str | None = None
 
 
 @dataclass
@@ -96,7 +99,14 @@ class Tail:
             # to its wall time (trace summaries add latencies up).
             latency_ms=max(0.0, round(record.latency_ms - self.state.model_ms, 3)),
             cost_usd=self.state.cost,
-            data={"record": record.model_dump()},
+            # Beside the record (whose shape `--json` prints): where the flow came from
+            # and its contract, so `mir drift` reads a flow from its final event alone,
+            # without scanning every snapshot (flows from before these keys fall back).
+            data={
+                "record": record.model_dump(),
+                "source": self.deps.source or "production",
+                "contract_hash": self.state.contract_hash or self.parts.contract_hash,
+            },
         )
         self.rec.flush()
         if self.holds_flow:  # only now: a settled claim without its final event would lie

@@ -89,6 +89,7 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         provider=next((e.provider for e in reversed(events) if e.provider), None),
         model=next((e.model for e in reversed(events) if e.model), None),
         ttl_seconds=_number(snap.get("ttl_seconds")),
+        contract_hash=str(snap.get("contract_hash", "")) or None,
     )
     return StoredFlow(
         flow_id=flow_id,

@@ -180,7 +180,9 @@ def test_a_concurrent_writer_is_neither_an_error_nor_double_counted(tmp_path):
 
 
 def test_eval_flows_are_left_out(tmp_path):
-    """Flows whose snapshot says source "eval" (what `mir eval` writes) never count."""
+    """Flows whose final event (and snapshot) say source "eval" or "shadow" (what `mir
+    eval` and a shadow version write) never count; nor do those of a store written
+    before finals carried the source, whose snapshot alone says so."""
     import random
 
     root = desk(tmp_path)
@@ -190,8 +192,12 @@ def test_eval_flows_are_left_out(tmp_path):
     skewed = replace(month.STABLE, actions={"escalate": 1.0}, confidence=(1.0, 5.0))
     for i in range(400):  # all in the current window, all escalations: drift if counted
         events = month.flow_events(rng, END - timedelta(hours=1, seconds=i), skewed)
-        snapshot = events[0]
-        events[0] = snapshot.model_copy(update={"data": {**snapshot.data, "source": "eval"}})
+        source = "shadow" if i % 4 == 0 else "eval"
+        snapshot, final = events[0], events[-1]
+        events[0] = snapshot.model_copy(update={"data": {**snapshot.data, "source": source}})
+        record = {"record": final.data["record"]}  # a legacy final: the snapshot says it
+        data = record if i % 2 else {**final.data, "source": source}
+        events[-1] = final.model_copy(update={"data": data})
         evals += events
     with TraceStore.for_project(find_project(root)) as traces:
         traces.append(evals)

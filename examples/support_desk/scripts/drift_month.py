@@ -117,7 +117,6 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
             "context_source": "loader",
             "contract": "capabilities/refunds/agents/triage.yaml",
             "contract_hash": regime.contract_hash,
-            "source": "production",
         },
     )
     latency = rng.lognormvariate(math.log(regime.latency_ms), regime.latency_sigma)
@@ -159,7 +158,13 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
             status=status,
             reasons=reasons,
             latency_ms=5.0,
-            data={"record": record},
+            # beside the record, as the runtime writes them: drift reads a flow's
+            # source and contract from its final event alone
+            data={
+                "record": record,
+                "source": "production",
+                "contract_hash": regime.contract_hash,
+            },
             **route,
         )
         return events
