@@ -3,25 +3,27 @@ in the reference, listed as likely causes of what else moved."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import duckdb
 
+    from mir.traces import EventsSql
+
 
 class ChangePoints:
     """Part of ``DriftQueries``: reads its windows (``drift_scope`` / ``drift_flows``)."""
 
     con: duckdb.DuckDBPyConnection
-    events: Callable[[str], str]
+    events: EventsSql
     agent: str
     agents: list[str]
     since: datetime | None
     _time_side: str | None
     _time_params: dict[str, Any]
     _hashes: dict[tuple[str, str], list[str]] | None
+    legacy: bool
 
     def changes(self) -> dict[str, list[str]]:
         """Hashes (contract, prompt, model) seen in the current window and not before it."""
@@ -33,8 +35,8 @@ class ChangePoints:
             }
         out = {}
         for name in ("contract", "prompt", "model"):
-            if name == "model":
-                x = 'SELECT side, model AS h, "at" FROM drift_flows WHERE NOT fallback'
+            if name in self._in_scope:
+                x = f'SELECT side, {self._in_scope[name]} AS h, "at" FROM drift_flows'
             else:
                 x = (
                     f"SELECT d.side, s.h, d.at FROM ({self._hash_source(name, self.agent)}) s "
@@ -45,11 +47,21 @@ class ChangePoints:
                 "SELECT h, min(\"at\") FROM x WHERE side = 'current' AND h NOT IN "
                 "(SELECT h FROM x WHERE side = 'reference') GROUP BY h ORDER BY 2",
                 {"agents": [self.agent], **({"since": self.since} if self.since else {})}
-                if name != "model"
+                if name not in self._in_scope
                 else {},
             ).fetchall()
             out[name] = [_new(value, first) for value, first in rows]
         return out
+
+    @property
+    def _in_scope(self) -> dict[str, str]:
+        """The hashes the flows' final events carry (read from ``drift_scope``, no scan of
+        other events): the model (a rules fallback names none), and the contract unless a
+        legacy flow in the windows has it in its snapshot only."""
+        found = {"model": "CASE WHEN NOT fallback THEN model END"}
+        if not self.legacy:
+            found["contract"] = "contract_hash"
+        return found
 
     def _hash_source(self, name: str, agent: str | None = None) -> str:
         where = "list_contains($agents, agent)"
@@ -70,8 +82,8 @@ class ChangePoints:
             params["since"] = self.since
         found: dict[tuple[str, str], list[str]] = {}
         for name in ("contract", "prompt", "model"):
-            if name == "model":
-                x = 'SELECT agent, side, model AS h, "at" FROM drift_scope WHERE NOT fallback'
+            if name in self._in_scope:
+                x = f'SELECT agent, side, {self._in_scope[name]} AS h, "at" FROM drift_scope'
                 p: dict[str, Any] = {}
             else:
                 x = (

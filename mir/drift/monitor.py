@@ -7,7 +7,7 @@ contracts, opens the trace store's analysis view, and hands each agent's windows
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from mir.contracts import AgentContract, load_contract
-from mir.drift import storage
+from mir.drift import rows, storage
 from mir.drift.alerts import AlertSettings, send
 from mir.drift.domain import (
     AgentDrift,
@@ -31,7 +31,7 @@ from mir.drift.windows import DEFAULT_REFERENCE, DEFAULT_WINDOW, WindowOptions, 
 from mir.errors import UsageError
 from mir.project import Project, find_project
 from mir.runtime import list_agents, suspend_agent
-from mir.traces import TraceEvent, TraceStore
+from mir.traces import EventsSql, TraceEvent, TraceStore
 
 _TICK = timedelta(microseconds=1)
 
@@ -87,7 +87,7 @@ def _resolve(names: Sequence[str], known: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(resolved))
 
 
-def _trace_agents(con: Any, events: Callable[[str], str]) -> list[str]:
+def _trace_agents(con: Any, events: EventsSql) -> list[str]:
     source = events("step = 'snapshot'")
     # agents with production flows only: a judge (`--rubrics`, `mir eval`) traces eval
     # flows under its own name, and those are never decisions to measure. The distinct
@@ -268,6 +268,8 @@ def measure(
         TraceStore.for_project(proj) as traces,
         traces.analysis(write=store) as (con, events, writable),
     ):
+        if writable:  # parse the final events stored since the last run, once (rows.py)
+            rows.ingest(con)
         in_traces = _trace_agents(con, events)
         chosen = _resolve(agents, sorted({*known, *in_traces})) if agents else in_traces
         if not in_traces:

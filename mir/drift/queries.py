@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mir.drift import rows as drift_rows
 from mir.drift.change_points import ChangePoints
 from mir.runtime import RETRYABLE as RUNTIME_RETRYABLE
 
 if TYPE_CHECKING:
     import duckdb
+
+    from mir.traces import EventsSql
 
 # Model-output problems a retry may fix (the runtime's own list): a flow with any is a
 # schema violation / retry.
@@ -40,16 +43,22 @@ MAX_CATEGORIES = 50
 # (strings / booleans); the rest parse to NULL (numeric) or count as categories.
 TYPED_SHARE = 0.8
 
-# One row per finished production flow, from its `final` event alone (no group-by over
-# the flow's events): the final event carries the status, every reason met on the way
-# (retries, review, re-check, executor), the decision, and the record's wall time,
-# tokens, cost and model. Flows still pending review are counted once they end. The
-# record is parsed once, into a typed struct (`r`) holding the decision fields found.
+# One row per finished flow, from its `final` event alone (no group-by over the flow's
+# events): the final event carries the status, every reason met on the way (retries,
+# review, re-check, executor), the decision, the record's wall time, tokens, cost and
+# model, and the flow's source and contract hash beside the record. Flows still pending
+# review are counted once they end. The events come parsed (`rows.py`: kept parsed in
+# the store, or parsed now); the decision is parsed here into a typed struct (`r`)
+# holding the decision fields found. Only production flows count: a final naming
+# another source (eval, shadow) is dropped here; a final from before the source was
+# written there (`src` NULL) is checked against its snapshot afterwards
+# (`_LEGACY_NOT_PRODUCTION`), which reads every snapshot's payload in the windows.
 _FLOWS = """
 CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
-  SELECT agent, flow_id, "at", status, model, cost_usd AS cost, r,
-    r.latency_ms AS latency_ms, r.tokens AS tokens,
+  SELECT agent, flow_id, "at", status, model, cost_usd AS cost,
+    struct_pack(decision := json_transform(decision, $shape)) AS r,
+    src, contract_hash, latency_ms, tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
     list_has_any(reasons, ['low_confidence', 'no_consensus']) AS review_requested,
@@ -57,21 +66,19 @@ SELECT * FROM (
     status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
     list_contains(reasons, 'executor_error') AS executor_error,
     {side} AS side
-  FROM (
-    SELECT agent, flow_id, "at", status, reasons, provider, model, cost_usd,
-      json_transform(data, $shape).record AS r{rank}
-    FROM ({finals})
-  )
-  WHERE flow_id NOT IN ({not_production})
+  FROM (SELECT *{rank} FROM ({rows}))
+  WHERE src IS NULL OR src = 'production'
 ) WHERE side IS NOT NULL{order}
 """
-# Snapshots whose source is neither absent nor "production" (eval flows): a substring
-# test first, so only the rare candidates are parsed.
-_NOT_PRODUCTION = """
+# Legacy finals (no source beside the record) whose snapshot names a source other than
+# "production" (eval flows): a substring test first, so only the rare candidates are
+# parsed.
+_LEGACY_NOT_PRODUCTION = """
+DELETE FROM drift_scope WHERE src IS NULL AND flow_id IN (
 SELECT flow_id FROM ({snapshots})
 WHERE contains(data, '"source"') AND NOT contains(data, '"source":"production"')
   AND NOT contains(data, '"source": "production"')
-  AND coalesce(data->>'$.source', 'production') <> 'production'
+  AND coalesce(data->>'$.source', 'production') <> 'production')
 """
 
 
@@ -106,7 +113,7 @@ def _field(name: str) -> str:
 class DriftQueries(ChangePoints):
     """The metric queries of one agent, over ``drift_flows`` built by ``select``."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, events: Callable[[str], str]) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, events: EventsSql) -> None:
         self.con = con
         self.events = events
         self.agent = ""
@@ -117,6 +124,9 @@ class DriftQueries(ChangePoints):
         self._time_side: str | None = None
         self._time_params: dict[str, Any] = {}
         self._hashes: dict[tuple[str, str], list[str]] | None = None
+        # Some flow in the windows ended before finals carried their source and contract
+        # hash: both are then read from the snapshots.
+        self.legacy = False
 
     # -- windows ---------------------------------------------------------------------
 
@@ -127,14 +137,13 @@ class DriftQueries(ChangePoints):
         params: dict[str, Any] = {"agents": list(agents)}
         if since is not None:
             params["since"] = since
-        finals = self.events(f"{where} AND step = 'final'")
-        self.agent_kinds = self._discover(finals, params)
+        parsed_rows = drift_rows.source(self.con, self.events, where)
+        self.agent_kinds = self._discover(parsed_rows, params)
         decision: dict[str, str] = {}
         for kinds in self.agent_kinds.values():
             decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
         # (a struct needs a member: no decision fields found at all still parses)
         decision = decision or {"(none)": "VARCHAR"}
-        shape = {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": decision}
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
             "list_contains($agents, agent) AND step = 'snapshot'"
@@ -170,15 +179,21 @@ class DriftQueries(ChangePoints):
             }
             params |= times
         sql = (
-            _FLOWS.replace("{finals}", finals)
-            .replace("{not_production}", _NOT_PRODUCTION.replace("{snapshots}", snapshots))
+            _FLOWS.replace("{rows}", parsed_rows)
             .replace("{side}", side)
             .replace("{rank}", rank)
             # sorted so `use(agent)` skips the other agents' rows; one agent needs no sort
             .replace("{order}", "\nORDER BY agent" if len(agents) > 1 else "")
         )
-        params |= {"retryable": RETRYABLE, "shape": json.dumps({"record": shape})}
+        params |= {"retryable": RETRYABLE, "shape": json.dumps(decision)}
         self.con.execute(sql, params)
+        row = self.con.execute("SELECT count(*) FROM drift_scope WHERE src IS NULL").fetchone()
+        self.legacy = bool(row and row[0])
+        if self.legacy:
+            self.con.execute(
+                _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots),
+                {k: v for k, v in params.items() if k in ("agents", "since")},
+            )
         self.agents, self.since = list(agents), since
         self._time_side, self._time_params = (None, {}) if rank else (side, times)
         self._hashes = None
@@ -193,7 +208,7 @@ class DriftQueries(ChangePoints):
         self.agent = agent
         self.kinds = self.agent_kinds.get(agent, {})
 
-    def _discover(self, finals: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
+    def _discover(self, parsed_rows: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
         """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
         # The first DISCOVERY_SAMPLE finals of each agent, one LIMIT per agent (the scan
         # stops there), not a row_number() over every final in the windows: 0.09 s -> 0.01 s
@@ -201,11 +216,11 @@ class DriftQueries(ChangePoints):
         if not params["agents"]:
             return {}
         sample = " UNION ALL ".join(
-            f"(SELECT agent, data FROM ({finals}) WHERE agent = {_literal(agent)} "
+            f"(SELECT agent, decision AS d FROM ({parsed_rows}) WHERE agent = {_literal(agent)} "
             f"LIMIT {DISCOVERY_SAMPLE})"
             for agent in params["agents"]
         )
-        rows = self.con.execute(
+        found = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
             "count(DISTINCT s) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS card, "
@@ -213,8 +228,7 @@ class DriftQueries(ChangePoints):
             "SELECT agent, k, json_type(d, '$.\"' || k || '\"') AS t, "
             "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
             "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
-            "SELECT agent, data->'$.record.decision' AS d FROM ("
-            f"{sample})) "
+            f"{sample}) "
             "WHERE json_type(d) = 'OBJECT') "
             # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
             "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]')) GROUP BY agent, k",
@@ -223,7 +237,7 @@ class DriftQueries(ChangePoints):
         kinds: dict[str, dict[str, str]] = {}
         # The type most values have wins: a few hostile or malformed decisions (a string
         # where a number belongs, an object, null) must not hide the field's drift.
-        for agent, name, num, cat, card, total in rows:
+        for agent, name, num, cat, card, total in found:
             if num and num >= TYPED_SHARE * total:
                 kinds.setdefault(agent, {})[name] = "numeric"
             elif cat and cat >= TYPED_SHARE * total and card <= MAX_CATEGORIES:

@@ -15,7 +15,7 @@ import hashlib
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mir.contracts import AgentContract, DriftRubric, JudgeSettings, field_line
 from mir.drift import statistics as stats
@@ -24,6 +24,9 @@ from mir.drift.metrics import Judge
 from mir.drift.queries import decode_json
 from mir.errors import ConfigError
 from mir.project import Project
+
+if TYPE_CHECKING:
+    from mir.traces import EventsSql
 
 NOT_RUN = "not run (pass --rubrics)"
 SIDES = ("reference", "current")
@@ -87,7 +90,7 @@ class RubricGrader:
     def __init__(
         self,
         con: Any,
-        events: Callable[[str], str],
+        events: EventsSql,
         proj: Project,
         open_judge: Callable[..., Any] | None = None,
     ) -> None:

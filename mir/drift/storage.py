@@ -8,7 +8,6 @@ append-only, so the same span always selects the same decisions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,8 @@ from mir.drift.domain import DriftReport, HistoryPoint
 
 if TYPE_CHECKING:
     import duckdb
+
+    from mir.traces import EventsSql
 
 _COLUMNS = (
     "run_id",
@@ -173,7 +174,7 @@ def reference_names(con: duckdb.DuckDBPyConnection, agent: str) -> list[str]:
 
 
 def recorded_suspensions(
-    con: duckdb.DuckDBPyConnection, events: Callable[[str], str], agents: list[str]
+    con: duckdb.DuckDBPyConnection, events: EventsSql, agents: list[str]
 ) -> dict[str, list[tuple[str | None, datetime]]]:
     """(reason, time) of every ``agent_suspended`` event ``mir drift`` wrote, per agent."""
     found: dict[str, list[tuple[str | None, datetime]]] = {name: [] for name in agents}

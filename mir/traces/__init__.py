@@ -15,12 +15,13 @@ from mir.traces.domain import (
 )
 from mir.traces.exporters import export_traces
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
-from mir.traces.store import TraceStore
+from mir.traces.store import EventsSql, TraceStore
 
 __all__ = [
     "REDACTED",
     "ChainBreak",
     "CompactionResult",
+    "EventsSql",
     "FlowStatus",
     "FlowSummary",
     "IntegrityReport",

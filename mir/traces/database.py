@@ -78,6 +78,21 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             'flows BIGINT NOT NULL, "at" TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, name))',
         ),
     ),
+    (
+        "0006_create_drift_rows",
+        # Owned by the drift capability: every stored `final` event parsed once (its
+        # record's JSON is most of what a drift run cost), keyed by the event's (segment,
+        # n), and how far each segment was parsed. Derived data: rebuilt from `events`.
+        (
+            "CREATE TABLE drift_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
+            'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
+            "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
+            "src VARCHAR, contract_hash VARCHAR, latency_ms DOUBLE, tokens DOUBLE, "
+            "decision VARCHAR)",
+            "CREATE TABLE drift_ingested (ingested_segment VARCHAR PRIMARY KEY, "
+            "upto BIGINT NOT NULL, events BIGINT NOT NULL)",
+        ),
+    ),
 )
 STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
 
@@ -240,16 +255,20 @@ def stored_lines(*, has_db: bool, files: Sequence[Path], where: str = "true") ->
     return " UNION ALL ".join(parts)
 
 
-def unique_events(*, has_db: bool, files: Sequence[Path], where: str = "true") -> str:
+def unique_events(
+    *, has_db: bool, files: Sequence[Path], where: str = "true", stored: bool = True
+) -> str:
     """Stored lines, one per event_id (the first stored copy wins), filtered by ``where``.
 
     Database rows are unique once ``shadowed`` ones are dropped; live segment rows are
     deduplicated among themselves and against the database (both small or indexed by
-    the anti-join's hash table on the segment side).
+    the anti-join's hash table on the segment side). ``stored=False``: the live segment
+    lines only (still deduplicated against the database), for a reader that has the
+    database's rows from elsewhere (drift's parsed rows).
     """
     columns = quoted(STORED_COLUMNS)
     parts = []
-    if has_db:
+    if has_db and stored:
         parts.append(
             f"SELECT {columns} FROM events ANTI JOIN shadowed USING (segment, n) WHERE {where}"
         )

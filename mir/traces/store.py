@@ -47,12 +47,12 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mir.errors import UsageError
 from mir.traces import database
@@ -87,6 +87,13 @@ _ACTION = (
     "coalesce(json_extract_string(data, '$.action'), "
     "json_extract_string(data, '$.decision.action'))"
 )
+
+
+class EventsSql(Protocol):
+    """``events(where)``: the SQL of every unique stored event matching ``where``;
+    ``stored=False``: only those still in live segment files (not yet in the database)."""
+
+    def __call__(self, where: str = "true", *, stored: bool = True) -> str: ...
 
 
 class TraceStore:
@@ -388,7 +395,7 @@ class TraceStore:
     @contextmanager
     def analysis(
         self, *, write: bool = False
-    ) -> Iterator[tuple[duckdb.DuckDBPyConnection, Callable[[str], str], bool]]:
+    ) -> Iterator[tuple[duckdb.DuckDBPyConnection, EventsSql, bool]]:
         """A consistent view for analytical SQL over every stored event (drift metrics).
 
         Yields ``(con, events, writable)``: ``events(where)`` is the SQL of every unique
@@ -427,9 +434,9 @@ class TraceStore:
                 con.close()
 
     @staticmethod
-    def _events_sql(has_db: bool, files: list[Path]) -> Callable[[str], str]:
-        def events(where: str = "true") -> str:
-            return database.unique_events(has_db=has_db, files=files, where=where)
+    def _events_sql(has_db: bool, files: list[Path]) -> EventsSql:
+        def events(where: str = "true", *, stored: bool = True) -> str:
+            return database.unique_events(has_db=has_db, files=files, where=where, stored=stored)
 
         return events
 

@@ -1,0 +1,135 @@
+"""Drift's parsed rows: every stored ``final`` event's JSON parsed once, into ``drift_rows``.
+
+Parsing each final event's record was most of a drift run (0.4 s for the 270k flows of
+a week and a day in a 1M-decision store; reading the payloads alone is 60 ms). The
+database's events never change: the store is append-only (compaction inserts whole
+segments in one transaction; nothing updates or deletes a row). So each final event is
+parsed once, by the first drift run that holds the store's write lock, into
+``drift_rows`` (migration ``0006_create_drift_rows``), keyed by the event's (segment, n).
+``drift_ingested`` records, per segment, the (last position + 1, row count) it had when
+parsed: a segment whose figures differ now is parsed again whole, so rows reaching a
+segment in any order are never missed and never doubled.
+
+Reads use the parsed rows only while they cover every stored event (the counts agree);
+otherwise (a read-only store, a compaction since the last writing run) they parse the
+events as before. Live segment lines (not yet compacted) are always parsed at read
+time. Shadowed rows (a repeated event_id) are dropped at read time, as for events.
+
+The rows are derived data: deleting both tables (or the whole database's drift tables)
+loses nothing; the next writing run parses again. ``mir traces verify`` checks the
+events, not these rows: an edit of ``drift_rows`` by hand is not detected.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from mir.traces import EventsSql
+
+# What a final event holds beyond its columns: the record's wall time and tokens, and
+# (beside the record, since finals carry them) the flow's source and contract hash.
+_FINAL = json.dumps(
+    {
+        "source": "VARCHAR",
+        "contract_hash": "VARCHAR",
+        "record": {"latency_ms": "DOUBLE", "tokens": "DOUBLE"},
+    }
+)
+# The columns of a parsed row, in ``drift_rows`` order after (segment, n).
+COLUMNS = (
+    'agent, flow_id, "at", status, reasons, provider, model, cost_usd, src, contract_hash, '
+    "latency_ms, tokens, decision"
+)
+
+
+def parsed(finals: str) -> str:
+    """The parsed rows of the final events selected by the SQL ``finals`` (rows with
+    the store's columns); ``decision`` is the record's decision as JSON text."""
+    return (
+        'SELECT segment, n, agent, flow_id, "at", status, reasons, provider, model, '
+        "cost_usd, j.source AS src, j.contract_hash AS contract_hash, "
+        "j.record.latency_ms AS latency_ms, j.record.tokens AS tokens, "
+        "json_extract(data, '$.record.decision')::VARCHAR AS decision "
+        f"FROM (SELECT *, json_transform(data, '{_FINAL}') AS j FROM ({finals}))"
+    )
+
+
+def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE NOT temporary "
+        "AND table_name IN ('drift_rows', 'drift_ingested', 'events')"
+    ).fetchone()
+    return bool(row and row[0] == 3)
+
+
+def complete(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the parsed rows cover every event in the database (append-only: equal
+    counts mean the same rows)."""
+    if not _has_tables(con):
+        return False
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM events) = (SELECT coalesce(sum(events), 0) "
+        "FROM drift_ingested) AND (SELECT count(*) FROM events WHERE step = 'final') = "
+        "(SELECT count(*) FROM drift_rows)"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def ingest(con: duckdb.DuckDBPyConnection) -> int:
+    """Parse the final events of every segment not parsed as it stands now, in one
+    transaction (a kill leaves the rows as they were); returns the segments parsed.
+    ``con`` must be writable and migrated; tables dropped by hand stay dropped (reads
+    then parse every time)."""
+    if not _has_tables(con) or complete(con):
+        return 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        # a segment that grew, or whose kept rows are not one per final event (rows
+        # deleted or added by hand): parsed again whole
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE drift_stale AS "
+            "SELECT s.segment, s.upto, s.events FROM (SELECT segment, max(n) + 1 AS upto, "
+            "count(*) AS events, count(*) FILTER (WHERE step = 'final') AS finals "
+            "FROM events GROUP BY segment) s "
+            "LEFT JOIN drift_ingested i ON i.ingested_segment = s.segment "
+            "LEFT JOIN (SELECT segment, count(*) AS kept FROM drift_rows GROUP BY segment) k "
+            "ON k.segment = s.segment "
+            "WHERE i.upto IS DISTINCT FROM s.upto OR i.events IS DISTINCT FROM s.events "
+            "OR coalesce(k.kept, 0) <> s.finals"
+        )
+        # kept rows of segments no longer stored at all (added by hand): gone
+        con.execute(
+            "DELETE FROM drift_rows WHERE segment NOT IN (SELECT DISTINCT segment FROM events)"
+        )
+        con.execute("DELETE FROM drift_rows WHERE segment IN (SELECT segment FROM drift_stale)")
+        finals = "SELECT * FROM events SEMI JOIN drift_stale USING (segment) WHERE step = 'final'"
+        con.execute(f"INSERT INTO drift_rows {parsed(finals)}")
+        con.execute(
+            "DELETE FROM drift_ingested WHERE ingested_segment IN (SELECT segment FROM drift_stale)"
+        )
+        con.execute("INSERT INTO drift_ingested SELECT segment, upto, events FROM drift_stale")
+        row = con.execute("SELECT count(*) FROM drift_stale").fetchone()
+        con.execute("DROP TABLE drift_stale")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return int(row[0]) if row else 0
+
+
+def source(con: duckdb.DuckDBPyConnection, events: EventsSql, where: str) -> str:
+    """SQL of the parsed rows of every unique final event matching ``where`` (over the
+    columns ``agent`` and ``at``): the kept rows when they are complete, plus the live
+    segments parsed now; otherwise every final event parsed now."""
+    finals = f"{where} AND step = 'final'"
+    if not complete(con):
+        return parsed(events(finals))
+    kept = (
+        f"SELECT segment, n, {COLUMNS} FROM drift_rows "
+        f"ANTI JOIN shadowed USING (segment, n) WHERE {where}"
+    )
+    return f"{kept} UNION ALL {parsed(events(finals, stored=False))}"
