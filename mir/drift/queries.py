@@ -348,9 +348,15 @@ class DriftQueries(ChangePoints):
         return {name: (ref[i + 1], ref[0], cur[i + 1], cur[0]) for i, name in enumerate(RATES)}
 
     def costs(self) -> dict[str, dict[str, float | None]]:
+        """Latency quantiles, mean tokens and mean cost per side; a value no flow can have
+        (negative, infinite) is left out rather than pulling the figure (a flow without
+        a cost costs 0)."""
         rows = self.con.execute(
-            "SELECT side, quantile_cont(latency_ms, [0.5, 0.95, 0.99]), avg(tokens), "
-            "avg(coalesce(cost, 0)) FROM drift_flows GROUP BY side"
+            "SELECT side, quantile_cont(latency_ms, [0.5, 0.95, 0.99]) "
+            "FILTER (WHERE latency_ms >= 0 AND isfinite(latency_ms)), "
+            "avg(tokens) FILTER (WHERE tokens >= 0 AND isfinite(tokens)), "
+            "avg(coalesce(cost, 0)) FILTER (WHERE cost IS NULL OR cost >= 0 AND isfinite(cost)) "
+            "FROM drift_flows GROUP BY side"
         ).fetchall()
         out: dict[str, dict[str, float | None]] = {}
         for side, quantiles, tokens, cost in rows:

@@ -201,3 +201,31 @@ def test_a_decision_key_no_json_path_can_spell_is_skipped(tmp_path, odd):
     with TraceStore.for_project(find_project(root)) as traces:
         traces.append(final_flow("odd.keys", END - timedelta(days=2), {"decision": odd}, 0))
     _strict(measure(root, options=OPTIONS).model_dump_json())
+
+
+def test_impossible_latency_tokens_and_cost_do_not_move_the_figures(tmp_path):
+    # Before: a final event with latency -5 ms, tokens -10 or a cost of -1 was averaged
+    # into the windows' latency quantiles, mean tokens and mean cost.
+    root = desk(tmp_path)
+    with TraceStore.for_project(find_project(root)) as traces:
+        month.write_month(traces, end=END, days=28, per_day=40, shift_day=None, seed=3)
+    names = ("latency.p50", "latency.p95", "latency.p99", "tokens.mean", "cost.mean")
+
+    def figures() -> dict[str, tuple[float | None, float | None]]:
+        [agent] = [a for a in measure(root, options=OPTIONS).agents if a.agent == month.AGENT]
+        return {m.metric: (m.reference, m.current) for m in agent.metrics if m.metric in names}
+
+    clean = figures()
+    assert set(clean) == set(names)
+    impossible = []
+    for i in range(40):
+        record = {
+            "decision": {"action": "refund"},
+            "latency_ms": [-5.0, float("-inf"), float("inf")][i % 3],
+            "tokens": [-10, float("inf"), -1][i % 3],
+        }
+        at = END - timedelta(days=1 + (i % 20))
+        impossible += final_flow(month.AGENT, at, record, 1000 + i)  # cost_usd -1.0
+    with TraceStore.for_project(find_project(root)) as traces:
+        traces.append(impossible)
+    assert figures() == clean
