@@ -359,10 +359,7 @@ def check(
     known = _known_agents(proj)
     notes = list(report.notes)
     checked = []
-    for name in _unrecorded_suspensions(proj, known):
-        entry = known[name]
-        drifted = next((a for a in report.agents if a.agent == name), None)
-        _trace_suspension(proj, name, drifted, entry.reason or "", report, recovered=True)
+    for name in _record_unrecorded(proj, known, report):
         notes.append(f"{name}: recorded the suspension a killed check left unrecorded")
     for agent in report.agents:
         verdict = agent.verdict
@@ -385,20 +382,29 @@ def check(
     return report.model_copy(update={"agents": checked, "notes": notes})
 
 
-def _unrecorded_suspensions(proj: Project, known: dict[str, _Agent]) -> list[str]:
-    """Agents ``mir drift`` suspended whose ``agent_suspended`` event is missing: the
-    check that suspended them was killed between the state file and the trace store."""
+def _record_unrecorded(proj: Project, known: dict[str, _Agent], report: DriftReport) -> list[str]:
+    """Record the ``agent_suspended`` event of each agent ``mir drift`` suspended whose
+    event is missing (the check that suspended it was killed between the state file and
+    the trace store); returns their names. Under the store's exclusive lock, so checks
+    racing here write it once between them: the next one to hold the lock reads it."""
     ours = {n: a for n, a in known.items() if a.suspended and a.by == "mir drift" and a.at}
     if not ours:
         return []
-    with TraceStore.for_project(proj) as traces, traces.analysis() as (con, events, _):
-        recorded = storage.recorded_suspensions(con, events, sorted(ours))
     missing = []
-    for name, entry in ours.items():
-        since = datetime.fromisoformat(entry.at or "")
-        if not any(reason == entry.reason and at >= since for reason, at in recorded[name]):
+    with (
+        TraceStore.for_project(proj) as traces,
+        traces.analysis(write=True) as (con, events, _),
+    ):
+        recorded = storage.recorded_suspensions(con, events, sorted(ours))
+        for name, entry in sorted(ours.items()):
+            since = datetime.fromisoformat(entry.at or "")
+            if any(reason == entry.reason and at >= since for reason, at in recorded[name]):
+                continue
+            drifted = next((a for a in report.agents if a.agent == name), None)
+            # appended (and its segment closed) before the lock is released
+            _trace_suspension(proj, name, drifted, entry.reason or "", report, recovered=True)
             missing.append(name)
-    return sorted(missing)
+    return missing
 
 
 def _trace_suspension(
