@@ -1,9 +1,27 @@
 """The decision runtime: responsibility-bound agents whose every output is a validated,
 traced proposal (public interface)."""
 
+from typing import TYPE_CHECKING, Any
+
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
-from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
+
+if TYPE_CHECKING:
+    from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
+
+# Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
+# imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
+# drift`) does not pay for it.
+_API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from mir.runtime import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "RETRYABLE",

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.runtime.agent_states import AgentStateFile, current_user
-from mir.runtime.loading import agent_name, load_agent_contract
+from mir.runtime.naming import agent_name, load_agent_contract
 from mir.traces import TraceStore
 
 

@@ -18,12 +18,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mir.contracts import AgentContract, field_line, load_contract
+from mir.contracts import AgentContract, field_line
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck, SchemaCheck
+from mir.runtime.naming import agent_name, capability_dir, load_agent_contract
 from mir.runtime.ports import AgentParts
 from mir.runtime.schema_adapters import json_schema_check
 from mir.runtime.templates import JinjaPromptRenderer
@@ -64,33 +65,6 @@ def _reference_hint(ref: str, project: Project | None) -> str:
     found = sorted(project.capabilities_dir.glob(f"*/agents/{ref}.yaml"))
     names = [f"`{path.parent.parent.name}.{ref}`" for path in found]
     return f"did you mean {' or '.join(names)}?" if names else usage
-
-
-def capability_dir(contract_path: Path) -> Path:
-    parent = contract_path.parent
-    return parent.parent if parent.name == "agents" else parent
-
-
-def agent_name(contract: AgentContract, contract_path: Path) -> str:
-    return f"{capability_dir(contract_path).name}.{contract.agent}"
-
-
-def load_agent_contract(path: Path) -> AgentContract:
-    """The contract at ``path``; its file must be named after its agent.
-
-    ``mir run agent refunds.triage`` finds ``agents/triage.yaml`` while traces and the
-    suspension state use the name inside it: a file whose ``agent:`` differs would be
-    found under one name and suspended under another.
-    """
-    contract = load_contract(path)
-    if contract.agent != path.stem:
-        line = field_line(path, ("agent",))
-        raise ConfigError(
-            f"agent: {contract.agent!r} differs from the file name {path.name!r}",
-            where=f"{path}:{line}" if line else str(path),
-            hint=f"rename the file to {contract.agent}{path.suffix} or set agent: {path.stem}",
-        )
-    return contract
 
 
 def load_parts(contract_path: Path, root: Path) -> AgentParts:
