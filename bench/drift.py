@@ -45,20 +45,26 @@ STEPS = "['snapshot', 'infer', 'validate', 'execute', 'execute', 'final']"
 
 
 def _generate(
-    con: duckdb.DuckDBPyConnection, decisions: int, agents: int, end: datetime, legacy: bool
+    con: duckdb.DuckDBPyConnection,
+    decisions: int,
+    agents: int,
+    end: datetime,
+    legacy: bool,
+    days: float = DAYS,
+    segment: str = "bench",
 ) -> None:
-    """``decisions`` flows spread over ``agents`` agents and 30 days, time-ordered, with
+    """``decisions`` flows spread over ``agents`` agents and ``days``, time-ordered, with
     payloads shaped and sized like the runtime's (a ~1 KB snapshot, a ~0.4 KB final).
     ``legacy``: finals without the source and contract hash beside the record (what a
     store written before they were holds), which `mir drift` reads from the snapshots."""
-    start = end - timedelta(days=DAYS)
-    step_us = int(DAYS * 86_400_000_000 / decisions)
+    start = end - timedelta(days=days)
+    step_us = int(days * 86_400_000_000 / decisions)
     shift_from = decisions - decisions // 10  # the last 3 days drift
     con.execute(
         f"""
         INSERT INTO events
-        SELECT 'bench-' || (k // 1000000)::VARCHAR AS segment, k AS n, 1 AS v, '' AS hash,
-          k::VARCHAR AS event_id, 'f' || i::VARCHAR AS flow_id, s AS seq,
+        SELECT '{segment}-' || (k // 1000000)::VARCHAR AS segment, k AS n, 1 AS v, '' AS hash,
+          '{segment}' || k::VARCHAR AS event_id, '{segment}' || i::VARCHAR AS flow_id, s AS seq,
           {STEPS}[s + 1] AS step, 'bench.agent' || (i % {agents})::VARCHAR AS agent,
           $start::TIMESTAMPTZ + to_microseconds(i * {step_us} + s * 1000) AS "at",
           CASE WHEN s = 5 THEN (CASE WHEN fb THEN 'fallback' ELSE 'executed' END) END AS status,
@@ -85,7 +91,7 @@ def _generate(
               'contract_hash', '{{CONTRACT}}', 'contract_version', '1', 'ttl_seconds', 3600,
               'role', 'agent', 'created_at', strftime($start::TIMESTAMPTZ
               + to_microseconds(i * {step_us}), '%Y-%m-%dT%H:%M:%S.%f+00:00'))::VARCHAR
-            WHEN 5 THEN json_object('record', json_object('flow_id', 'f' || i::VARCHAR,
+            WHEN 5 THEN json_object('record', json_object('flow_id', '{segment}' || i::VARCHAR,
               'agent', 'bench.agent' || (i % {agents})::VARCHAR, 'status', 'executed',
               'decision', json_object('category', category, 'action', action,
               'order_id', order_id, 'amount', amount, 'confidence', confidence,
@@ -213,6 +219,12 @@ def main() -> int:
         )
         wall = cli_wall(one, "drift", "--format", "json")
         print(f"  `mir drift` wall (CLI start included): {wall:.2f} s")
+        day = args.decisions // DAYS  # a day's decisions, compacted since the last run
+        con = duckdb.connect(str(one / ".mir" / "traces" / "traces.duckdb"))
+        _generate(con, day, 1, end, args.legacy, days=1, segment="day")
+        con.close()
+        after, _ = timed(lambda: measure(one, options=options), repeat=1)
+        print(f"  the next run after a day's {day:,} more decisions were stored: {after:.2f} s")
         failed |= seconds > 1.0
         if args.evidently:
             evidently = evidently_time(one, options)
