@@ -53,6 +53,13 @@ def append(root: Path, events: list[TraceEvent], *, compact: bool) -> None:
         TraceStore.for_project(find_project(root)).compact()
 
 
+def write_month(root: Path, **kwargs: Any) -> None:
+    """A month generator's decisions, compacted into the database."""
+    with TraceStore.for_project(find_project(root)) as traces:
+        month.write_month(traces, **kwargs)
+    TraceStore.for_project(find_project(root)).compact()
+
+
 def figures(report: Any) -> dict[tuple[str, str], tuple[Any, ...]]:
     """Everything a report says, minus its run id and time."""
     out: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -173,9 +180,7 @@ def test_kept_rows_report_exactly_what_parsing_now_reports(specs):
     with tempfile.TemporaryDirectory() as tmp:
         root = desk(Path(tmp))
         # a stable month first, so the windows have enough data to measure
-        with TraceStore.for_project(find_project(root)) as traces:
-            month.write_month(traces, end=END, days=28, per_day=12, shift_day=None, seed=5)
-        TraceStore.for_project(find_project(root)).compact()
+        write_month(root, end=END, days=28, per_day=12, shift_day=None, seed=5)
         compacted = [e for i, s in enumerate(specs) if s[4] for e in flow(i, s)]
         live = [e for i, s in enumerate(specs) if not s[4] for e in flow(i, s)]
         if compacted:
@@ -192,15 +197,11 @@ def test_kept_rows_report_exactly_what_parsing_now_reports(specs):
 
 def test_a_compaction_after_the_last_run_is_parsed_by_the_next(tmp_path):
     root = desk(tmp_path)
-    with TraceStore.for_project(find_project(root)) as traces:
-        month.write_month(traces, end=END - timedelta(days=7), days=21, per_day=30, seed=2)
-    TraceStore.for_project(find_project(root)).compact()
+    write_month(root, end=END - timedelta(days=7), days=21, per_day=30, seed=2)
     measure(root, options=OPTIONS)
     first_rows, first_finals, complete = kept(root)
     assert complete and first_rows == first_finals > 0
-    with TraceStore.for_project(find_project(root)) as traces:
-        month.write_month(traces, end=END, days=7, per_day=30, shift_day=0, seed=3)
-    TraceStore.for_project(find_project(root)).compact()
+    write_month(root, end=END, days=7, per_day=30, shift_day=0, seed=3)
     rows, finals, complete = kept(root)
     assert (rows, complete) == (first_rows, False) and finals > first_finals
     # a reader before any writing run parses what is not kept: nothing is missed
@@ -211,9 +212,7 @@ def test_a_compaction_after_the_last_run_is_parsed_by_the_next(tmp_path):
 
 def test_rows_edited_by_hand_are_parsed_again_and_dropped_tables_stay_correct(tmp_path):
     root = desk(tmp_path)
-    with TraceStore.for_project(find_project(root)) as traces:
-        month.write_month(traces, end=END, days=28, per_day=30, seed=4)
-    TraceStore.for_project(find_project(root)).compact()
+    write_month(root, end=END, days=28, per_day=30, seed=4)
     truth = figures(measure(root, options=OPTIONS))
     edits = [
         "DELETE FROM drift_rows WHERE rowid IN (SELECT rowid FROM drift_rows LIMIT 7)",
@@ -242,9 +241,7 @@ def test_rows_edited_by_hand_are_parsed_again_and_dropped_tables_stay_correct(tm
 
 def test_a_store_from_before_the_rows_is_migrated_and_parsed(tmp_path):
     root = desk(tmp_path)
-    with TraceStore.for_project(find_project(root)) as traces:
-        month.write_month(traces, end=END, days=28, per_day=30, seed=6)
-    TraceStore.for_project(find_project(root)).compact()
+    write_month(root, end=END, days=28, per_day=30, seed=6)
     con = duckdb.connect(str(db(root)))
     con.execute("DROP TABLE drift_rows")
     con.execute("DROP TABLE drift_ingested")
