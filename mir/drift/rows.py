@@ -36,7 +36,9 @@ _FINAL = json.dumps(
     {
         "source": "VARCHAR",
         "contract_hash": "VARCHAR",
-        "record": {"latency_ms": "DOUBLE", "tokens": "DOUBLE"},
+        # the decision as JSON text, from the same parse (a second parse of the event
+        # with json_extract cost 0.46 s per 1M finals)
+        "record": {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": "JSON"},
     }
 )
 # The columns of a parsed row, in ``drift_rows`` order after (segment, n).
@@ -53,7 +55,7 @@ def parsed(finals: str) -> str:
         'SELECT segment, n, agent, flow_id, "at", status, reasons, provider, model, '
         "cost_usd, j.source AS src, j.contract_hash AS contract_hash, "
         "j.record.latency_ms AS latency_ms, j.record.tokens AS tokens, "
-        "json_extract(data, '$.record.decision')::VARCHAR AS decision "
+        "j.record.decision::VARCHAR AS decision "
         f"FROM (SELECT *, json_transform(data, '{_FINAL}') AS j FROM ({finals}))"
     )
 
