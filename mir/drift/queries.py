@@ -130,6 +130,7 @@ class DriftQueries(ChangePoints):
         # Some flow in the windows ended before finals carried their source and contract
         # hash: both are then read from the snapshots.
         self.legacy = False
+        self._kept: bool | None = None  # drift_rows cover the store (rows.complete)
 
     # -- windows ---------------------------------------------------------------------
 
@@ -140,7 +141,9 @@ class DriftQueries(ChangePoints):
         params: dict[str, Any] = {"agents": list(agents)}
         if since is not None:
             params["since"] = since
-        parsed_rows = drift_rows.source(self.con, self.events, where)
+        if self._kept is None:  # the view cannot change while it is open: ask once
+            self._kept = drift_rows.complete(self.con)
+        parsed_rows = drift_rows.source(self.events, where, kept=self._kept)
         self.agent_kinds = self._discover(parsed_rows, params)
         decision: dict[str, str] = {}
         for kinds in self.agent_kinds.values():

@@ -123,15 +123,16 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def source(con: duckdb.DuckDBPyConnection, events: EventsSql, where: str) -> str:
+def source(events: EventsSql, where: str, *, kept: bool) -> str:
     """SQL of the parsed rows of every unique final event matching ``where`` (over the
-    columns ``agent`` and ``at``): the kept rows when they are complete, plus the live
-    segments parsed now; otherwise every final event parsed now."""
+    columns ``agent`` and ``at``): with ``kept`` (``complete`` said so in this same
+    view), the kept rows plus the live segments parsed now; otherwise every final event
+    parsed now."""
     finals = f"{where} AND step = 'final'"
-    if not complete(con):
+    if not kept:
         return parsed(events(finals))
-    kept = (
+    stored = (
         f"SELECT segment, n, {COLUMNS} FROM drift_rows "
         f"ANTI JOIN shadowed USING (segment, n) WHERE {where}"
     )
-    return f"{kept} UNION ALL {parsed(events(finals, stored=False))}"
+    return f"{stored} UNION ALL {parsed(events(finals, stored=False))}"
