@@ -50,9 +50,11 @@ TYPED_SHARE = 0.8
 # review are counted once they end. The events come parsed (`rows.py`: kept parsed in
 # the store, or parsed now); the decision is parsed here into a typed struct (`r`)
 # holding the decision fields found. Only production flows count: a final naming
-# another source (eval, shadow) is dropped here; a final from before the source was
-# written there (`src` NULL) is checked against its snapshot afterwards
-# (`_LEGACY_NOT_PRODUCTION`), which reads every snapshot's payload in the windows.
+# another source (eval, shadow) is dropped here, before windows counted in decisions
+# (`--last N`) are cut, so they never take a production decision's place; a final
+# from before the source was written there (`src` NULL) is checked against its
+# snapshot afterwards (`_LEGACY_NOT_PRODUCTION`), which reads every snapshot's payload
+# in the windows (counted windows are then cut again without those flows: `{legacy}`).
 _FLOWS = """
 CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
@@ -66,19 +68,17 @@ SELECT * FROM (
     status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
     list_contains(reasons, 'executor_error') AS executor_error,
     {side} AS side
-  FROM (SELECT *{rank} FROM ({rows}))
-  WHERE src IS NULL OR src = 'production'
+  FROM (SELECT *{rank} FROM ({rows}) WHERE (src IS NULL OR src = 'production'){legacy})
 ) WHERE side IS NOT NULL{order}
 """
 # Legacy finals (no source beside the record) whose snapshot names a source other than
 # "production" (eval flows): a substring test first, so only the rare candidates are
 # parsed.
 _LEGACY_NOT_PRODUCTION = """
-DELETE FROM drift_scope WHERE src IS NULL AND flow_id IN (
 SELECT flow_id FROM ({snapshots})
 WHERE contains(data, '"source"') AND NOT contains(data, '"source":"production"')
   AND NOT contains(data, '"source": "production"')
-  AND coalesce(data->>'$.source', 'production') <> 'production')
+  AND coalesce(data->>'$.source', 'production') <> 'production'
 """
 
 
@@ -189,14 +189,21 @@ class DriftQueries(ChangePoints):
             .replace("{order}", "\nORDER BY agent" if len(agents) > 1 else "")
         )
         params |= {"retryable": RETRYABLE, "shape": json.dumps(decision)}
-        self.con.execute(sql, params)
+        self.con.execute(sql.replace("{legacy}", ""), params)
         row = self.con.execute("SELECT count(*) FROM drift_scope WHERE src IS NULL").fetchone()
         self.legacy = bool(row and row[0])
         if self.legacy:
-            self.con.execute(
-                _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots),
-                {k: v for k, v in params.items() if k in ("agents", "since")},
-            )
+            not_production = _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots)
+            if rank:
+                # windows counted in decisions: a legacy eval flow must not take a place
+                # in them, so they are cut again without those flows (legacy stores only)
+                legacy = f" AND NOT (src IS NULL AND flow_id IN ({not_production}))"
+                self.con.execute(sql.replace("{legacy}", legacy), params)
+            else:
+                self.con.execute(
+                    f"DELETE FROM drift_scope WHERE src IS NULL AND flow_id IN ({not_production})",
+                    {k: v for k, v in params.items() if k in ("agents", "since")},
+                )
         self.agents, self.since = list(agents), since
         self._time_side, self._time_params = (None, {}) if rank else (side, times)
         self._hashes = None
