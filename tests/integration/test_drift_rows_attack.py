@@ -165,3 +165,44 @@ def test_a_read_only_store_from_before_the_kept_rows_is_read_not_refused(tmp_pat
 
     assert figures(read.stdout) == figures(written.stdout)
     assert figures(read.stdout)[0][1]  # it measured something
+
+
+# -- hostile decisions -------------------------------------------------------------------
+
+
+def _limit_memory() -> None:  # runs in the child: a runaway query fails, not the machine
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+def test_a_few_decisions_with_ten_thousand_keys_do_not_exhaust_memory(tmp_path):
+    """Five hostile decisions of 10,000 keys each made 10,000 decision fields, parsed
+    into a 10,000-member struct for every flow: `mir drift` ran out of memory (the OOM
+    killer took it). The fields measured are the ones most decisions have."""
+    import json
+
+    root = desk(tmp_path)
+    start = END - timedelta(days=1)
+    events = flows(0, 300, start, source=None)
+    for event in flows(300, 5, start + timedelta(hours=1), source=None):
+        if event.step == "final":
+            event.data["record"]["decision"] = {f"k{j}": j for j in range(10_000)}
+        events.append(event)
+    append(root, events)
+    for _ in range(2):  # parsed now, then from the kept rows
+        done = subprocess.run(
+            [str(MIR), "drift", "--last", "50", "--format", "json"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=_limit_memory,
+            check=False,
+        )
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        [agent] = json.loads(done.stdout)["agents"]
+        fields = {
+            m["metric"].split(".")[1] for m in agent["metrics"] if m["metric"].startswith("field.")
+        }
+        assert "amount" in fields and len(fields) <= 64
