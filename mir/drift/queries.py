@@ -129,7 +129,6 @@ class DriftQueries(ChangePoints):
         self.agents: list[str] = []
         self.agent_kinds: dict[str, dict[str, str]] = {}
         self._time_side: str | None = None
-        self._time_params: dict[str, Any] = {}
         self._hashes: dict[tuple[str, str], list[str]] | None = None
         # Some flow in the windows ended before finals carried their source and contract
         # hash: both are then read from the snapshots.
@@ -157,7 +156,6 @@ class DriftQueries(ChangePoints):
             + (' AND "at" >= $since - INTERVAL 1 DAY' if since is not None else "")
         )
         rank = ""
-        times: dict[str, Any] = {}
         if selection.current_last is not None:
             rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
             params["cur"] = selection.current_last
@@ -178,13 +176,12 @@ class DriftQueries(ChangePoints):
                 'CASE WHEN "at" >= $cs AND "at" < $ce THEN \'current\' '
                 'WHEN "at" >= $rs AND "at" < $re THEN \'reference\' END'
             )
-            times = {
+            params |= {
                 "cs": selection.current_start,
                 "ce": selection.current_end,
                 "rs": selection.reference_start,
                 "re": selection.reference_end,
             }
-            params |= times
         sql = (
             _FLOWS.replace("{rows}", parsed_rows)
             .replace("{side}", side)
@@ -209,7 +206,7 @@ class DriftQueries(ChangePoints):
                     {k: v for k, v in params.items() if k in ("agents", "since")},
                 )
         self.agents, self.since = list(agents), since
-        self._time_side, self._time_params = (None, {}) if rank else (side, times)
+        self._time_side = None if rank else side
         self._hashes = None
 
     def use(self, agent: str) -> None:

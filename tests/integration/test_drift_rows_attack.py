@@ -206,3 +206,54 @@ def test_a_few_decisions_with_ten_thousand_keys_do_not_exhaust_memory(tmp_path):
             m["metric"].split(".")[1] for m in agent["metrics"] if m["metric"].startswith("field.")
         }
         assert "amount" in fields and len(fields) <= 64
+
+
+# -- change points count production flows only -------------------------------------------
+
+
+def _with_prompt(events: list[TraceEvent], prompt: str) -> list[TraceEvent]:
+    """The flows' events with an ``infer`` event (the model call, its prompt's hash)."""
+    out = []
+    for event in events:
+        if event.step == "final":
+            out.append(
+                TraceEvent(
+                    flow_id=event.flow_id,
+                    seq=1,
+                    step="infer",
+                    agent=event.agent,
+                    at=event.at - timedelta(milliseconds=200),
+                    provider="llama",
+                    model="m",
+                    prompt_hash=prompt,
+                    data={},
+                )
+            )
+            event = event.model_copy(update={"seq": 2})
+        out.append(event)
+    return out
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["source-in-final", "legacy-final"])
+def test_an_eval_run_of_an_edited_prompt_is_no_new_prompt_of_production(tmp_path, legacy):
+    """`mir eval` of a prompt edit (its flows in the current window) must not name the
+    edited prompt a likely cause of the production agent's drift: only the windows'
+    production flows count, in time windows as in counted ones."""
+    root = desk(tmp_path)
+    now = END
+    events = _with_prompt(flows(0, 300, now - timedelta(days=5), source=None, legacy=legacy), "p1")
+    events += _with_prompt(
+        flows(300, 250, now - timedelta(hours=12), source=None, legacy=legacy), "p1"
+    )
+    events += _with_prompt(
+        flows(600, 40, now - timedelta(hours=2), source="eval", legacy=legacy), "p2-edited"
+    )
+    append(root, events)
+    for options in (
+        WindowOptions(window="24h", reference="7d", now=now),
+        WindowOptions(last=200, reference_last=300, now=now),
+    ):
+        for store in (False, True, False):
+            [agent] = measure(root, options=options, store=store).agents
+            assert agent.current.decisions > 0
+            assert not [c for c in agent.likely_causes if "p2-edited" in c], options
