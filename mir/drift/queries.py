@@ -48,18 +48,19 @@ TYPED_SHARE = 0.8
 # review, re-check, executor), the decision, the record's wall time, tokens, cost and
 # model, and the flow's source and contract hash beside the record. Flows still pending
 # review are counted once they end. The events come parsed (`rows.py`: kept parsed in
-# the store, or parsed now); the decision is parsed here into a typed struct (`r`)
-# holding the decision fields found. Only production flows count: a final naming
-# another source (eval, shadow) is dropped here, before windows counted in decisions
-# (`--last N`) are cut, so they never take a production decision's place; a final
-# from before the source was written there (`src` NULL) is checked against its
-# snapshot afterwards (`_LEGACY_NOT_PRODUCTION`), which reads every snapshot's payload
-# in the windows (counted windows are then cut again without those flows: `{legacy}`).
+# the store, or parsed now); the decision is parsed here into typed structs (`r.d0`,
+# more when names collide: `_shapes`) holding the decision fields found. Only
+# production flows count: a final naming another source (eval, shadow) is dropped
+# here, before windows counted in decisions (`--last N`) are cut, so they never take a
+# production decision's place; a final from before the source was written there
+# (`src` NULL) is checked against its snapshot afterwards (`_LEGACY_NOT_PRODUCTION`),
+# which reads every snapshot's payload in the windows (counted windows are then cut
+# again without those flows: `{legacy}`).
 _FLOWS = """
 CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
   SELECT agent, flow_id, "at", status, model, cost_usd AS cost,
-    struct_pack(decision := json_transform(decision, $shape)) AS r,
+    struct_pack({shapes}) AS r,
     src, contract_hash, latency_ms, tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
@@ -112,9 +113,28 @@ DISCOVERY_SAMPLE = 2000
 MAX_FIELDS = 64
 
 
-def _field(name: str) -> str:
-    """One decision field of the parsed record (a struct; any key name is safe)."""
-    return f"struct_extract(r.decision, {_literal(name)})"
+def _shapes(agent_kinds: dict[str, dict[str, str]]) -> tuple[list[dict[str, str]], dict[Any, int]]:
+    """The decision's parsed shapes: every agent's (field, type) in one, unless DuckDB
+    cannot hold them together (struct members ignore case: ``Amount`` and ``amount``;
+    one agent's numeric ``priority`` and another's categorical one): the next shape
+    then. Returns the shapes and the one each (field, type) is in."""
+    shapes: list[dict[str, str]] = []
+    where: dict[Any, int] = {}
+    for kinds in agent_kinds.values():
+        for name, kind in kinds.items():
+            member = (name, _SHAPES[kind])
+            if member in where:
+                continue
+            index = next(
+                (i for i, shape in enumerate(shapes) if name.lower() not in map(str.lower, shape)),
+                len(shapes),
+            )
+            if index == len(shapes):
+                shapes.append({})
+            shapes[index][name] = member[1]
+            where[member] = index
+    # (a struct needs a member: no decision fields found at all still parses)
+    return shapes or [{"(none)": "VARCHAR"}], where
 
 
 class DriftQueries(ChangePoints):
@@ -126,6 +146,7 @@ class DriftQueries(ChangePoints):
         self.agent = ""
         self.since: datetime | None = None
         self.kinds: dict[str, str] = {}
+        self._members: dict[Any, int] = {}
         self.agents: list[str] = []
         self.agent_kinds: dict[str, dict[str, str]] = {}
         self._time_side: str | None = None
@@ -145,11 +166,7 @@ class DriftQueries(ChangePoints):
             params["since"] = since
         parsed_rows = drift_rows.source(self.con, self.events, where)
         self.agent_kinds = self._discover(parsed_rows, params)
-        decision: dict[str, str] = {}
-        for kinds in self.agent_kinds.values():
-            decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
-        # (a struct needs a member: no decision fields found at all still parses)
-        decision = decision or {"(none)": "VARCHAR"}
+        shapes, self._members = _shapes(self.agent_kinds)
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
             "list_contains($agents, agent) AND step = 'snapshot'"
@@ -186,10 +203,17 @@ class DriftQueries(ChangePoints):
             _FLOWS.replace("{rows}", parsed_rows)
             .replace("{side}", side)
             .replace("{rank}", rank)
+            .replace(
+                "{shapes}",
+                ", ".join(
+                    f"d{i} := json_transform(decision, $shape{i})" for i in range(len(shapes))
+                ),
+            )
             # sorted so `use(agent)` skips the other agents' rows; one agent needs no sort
             .replace("{order}", "\nORDER BY agent" if len(agents) > 1 else "")
         )
-        params |= {"retryable": RETRYABLE, "shape": json.dumps(decision)}
+        params |= {"retryable": RETRYABLE}
+        params |= {f"shape{i}": json.dumps(shape) for i, shape in enumerate(shapes)}
         self.con.execute(sql.replace("{legacy}", ""), params)
         row = self.con.execute("SELECT count(*) FROM drift_scope WHERE src IS NULL").fetchone()
         self.legacy = bool(row and row[0])
@@ -271,13 +295,18 @@ class DriftQueries(ChangePoints):
         if field not in self.kinds:
             return {"reference": {}, "current": {}}
         rows = self.con.execute(
-            f"SELECT side, coalesce(CAST({_field(field)} AS VARCHAR), '(none)') AS v, "
+            f"SELECT side, coalesce(CAST({self._field(field)} AS VARCHAR), '(none)') AS v, "
             "count(*) FROM drift_flows GROUP BY ALL"
         ).fetchall()
         out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
         for side, value, n in rows:
             out[side][value] = n
         return out
+
+    def _field(self, name: str) -> str:
+        """One decision field of the parsed record (a struct; any key name is safe)."""
+        shape = self._members[(name, _SHAPES[self.kinds[name]])]
+        return f"struct_extract(r.d{shape}, {_literal(name)})"
 
     def fields(self) -> dict[str, str]:
         """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
@@ -296,7 +325,8 @@ class DriftQueries(ChangePoints):
         if not fields:
             return {}
         columns = ", ".join(
-            f'TRY_CAST({name[1:] if name.startswith("@") else _field(name)} AS DOUBLE) AS "{i}"'
+            f"TRY_CAST({name[1:] if name.startswith('@') else self._field(name)} "
+            f'AS DOUBLE) AS "{i}"'
             for i, name in enumerate(fields)
         )
         names = ", ".join(f'"{i}"' for i in range(len(fields)))
@@ -401,8 +431,9 @@ class DriftQueries(ChangePoints):
             if lo is not None:
                 near.append(f"v <= {lo + 0.05 * span!r}")
             parts.append(
-                f"SELECT side, TRY_CAST({_field(name)} AS DOUBLE) AS v, {' OR '.join(near)} AS hug "
-                f"FROM drift_flows WHERE {_field(action_field)} = {_literal(action)}"
+                f"SELECT side, TRY_CAST({self._field(name)} AS DOUBLE) AS v, "
+                f"{' OR '.join(near)} AS hug "
+                f"FROM drift_flows WHERE {self._field(action_field)} = {_literal(action)}"
             )
         rows = self.con.execute(
             f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "

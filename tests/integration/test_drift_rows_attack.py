@@ -257,3 +257,67 @@ def test_an_eval_run_of_an_edited_prompt_is_no_new_prompt_of_production(tmp_path
             [agent] = measure(root, options=options, store=store).agents
             assert agent.current.decisions > 0
             assert not [c for c in agent.likely_causes if "p2-edited" in c], options
+
+
+# -- decision fields whose names differ only in case ---------------------------------------
+
+
+def test_fields_named_alike_but_for_case_are_each_measured(tmp_path):
+    """One agent's decisions say ``Amount``, another's ``amount`` (and a third agent has
+    both): DuckDB's struct members ignore case, so one shape holding both made every
+    `mir drift` fail. Each agent's field is measured under its own name."""
+    root = desk(tmp_path)
+    start = END - timedelta(days=1)
+    events = flows(0, 300, start, source=None)  # month.AGENT: "amount"
+    for agent, decision in (
+        ("other.caps", lambda i: {"action": "refund", "Amount": float(i % 7)}),
+        ("both.cases", lambda i: {"action": "refund", "amount": 1.0, "Amount": float(i % 5)}),
+    ):
+        for i, event in enumerate(flows(1000 * len(agent), 300, start, source=None)):
+            event = event.model_copy(update={"agent": agent})
+            if event.step == "final":
+                event.data["record"]["decision"] = decision(i // 2)
+            events.append(event)
+    append(root, events)
+    options = WindowOptions(last=50, reference_last=200, now=END)
+    for store in (False, True, False):
+        report = measure(root, options=options, store=store)
+        found = {
+            a.agent: {m.metric.split(".")[1] for m in a.metrics if m.metric.startswith("field.")}
+            for a in report.agents
+        }
+        assert found == {
+            month.AGENT: {"amount"},
+            "other.caps": {"Amount"},
+            "both.cases": {"amount", "Amount"},
+        }
+        means = {
+            a.agent: {m.metric: m for m in a.metrics}["field.Amount.ks"].reference_n
+            for a in report.agents
+            if a.agent != month.AGENT
+        }
+        assert means == {"other.caps": 200, "both.cases": 200}
+
+
+def test_a_field_numeric_for_one_agent_and_categorical_for_another_is_both(tmp_path):
+    """``amount`` is a number in one agent's decisions and a word in another's: one
+    shape for both parsed one agent's values as the other's type (all NULL)."""
+    root = desk(tmp_path)
+    start = END - timedelta(days=1)
+    events = flows(0, 300, start, source=None)  # month.AGENT: a numeric "amount"
+    for i, event in enumerate(flows(5000, 300, start, source=None)):
+        event = event.model_copy(update={"agent": "a.words"})
+        if event.step == "final":
+            # the last 50 (the current window) all "high": the mix moved
+            word = "high" if i // 2 >= 250 else ["low", "high"][(i // 2) % 2]
+            event.data["record"]["decision"] = {"amount": word}
+        events.append(event)
+    append(root, events)
+    options = WindowOptions(last=50, reference_last=200, now=END)
+    for store in (False, True, False):
+        agents = {a.agent: a for a in measure(root, options=options, store=store).agents}
+        words = {m.metric: m for m in agents["a.words"].metrics}
+        numbers = {m.metric: m for m in agents[month.AGENT].metrics}
+        assert words["field.amount.psi"].reference_n == 200, words.keys()
+        assert words["field.amount.psi"].value > 0.5  # low/high -> high, not (none) -> (none)
+        assert numbers["field.amount.ks"].reference_n == 200
