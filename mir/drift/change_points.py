@@ -21,13 +21,12 @@ class ChangePoints:
     agents: list[str]
     since: datetime | None
     _time_side: str | None
-    _time_params: dict[str, Any]
     _hashes: dict[tuple[str, str], list[str]] | None
     legacy: bool
 
     def changes(self) -> dict[str, list[str]]:
         """Hashes (contract, prompt, model) seen in the current window and not before it."""
-        if self._time_side is not None:  # time windows: every agent at once, no join
+        if self._time_side is not None:  # time windows: every agent at once
             if self._hashes is None:
                 self._hashes = self._all_changes()
             return {
@@ -77,7 +76,7 @@ class ChangePoints:
 
     def _all_changes(self) -> dict[tuple[str, str], list[str]]:
         assert self._time_side is not None
-        params = {"agents": self.agents, **self._time_params}
+        params: dict[str, Any] = {"agents": self.agents}
         if self.since is not None:
             params["since"] = self.since
         found: dict[tuple[str, str], list[str]] = {}
@@ -86,9 +85,11 @@ class ChangePoints:
                 x = f'SELECT agent, side, {self._in_scope[name]} AS h, "at" FROM drift_scope'
                 p: dict[str, Any] = {}
             else:
+                # the windows' production flows only (joined on drift_scope): an eval run
+                # of an edited prompt is no new prompt of production
                 x = (
-                    f'SELECT agent, {self._time_side} AS side, h, "at" '
-                    f"FROM ({self._hash_source(name)})"
+                    f'SELECT s.agent, d.side, s.h, s."at" FROM ({self._hash_source(name)}) s '
+                    "JOIN drift_scope d USING (flow_id)"
                 )
                 p = params
             # one grouped pass (seen in the current window, never in the reference), not

@@ -48,16 +48,19 @@ TYPED_SHARE = 0.8
 # review, re-check, executor), the decision, the record's wall time, tokens, cost and
 # model, and the flow's source and contract hash beside the record. Flows still pending
 # review are counted once they end. The events come parsed (`rows.py`: kept parsed in
-# the store, or parsed now); the decision is parsed here into a typed struct (`r`)
-# holding the decision fields found. Only production flows count: a final naming
-# another source (eval, shadow) is dropped here; a final from before the source was
-# written there (`src` NULL) is checked against its snapshot afterwards
-# (`_LEGACY_NOT_PRODUCTION`), which reads every snapshot's payload in the windows.
+# the store, or parsed now); the decision is parsed here into typed structs (`r.d0`,
+# more when names collide: `_shapes`) holding the decision fields found. Only
+# production flows count: a final naming another source (eval, shadow) is dropped
+# here, before windows counted in decisions (`--last N`) are cut, so they never take a
+# production decision's place; a final from before the source was written there
+# (`src` NULL) is checked against its snapshot afterwards (`_LEGACY_NOT_PRODUCTION`),
+# which reads every snapshot's payload in the windows (counted windows are then cut
+# again without those flows: `{legacy}`).
 _FLOWS = """
 CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
   SELECT agent, flow_id, "at", status, model, cost_usd AS cost,
-    struct_pack(decision := json_transform(decision, $shape)) AS r,
+    struct_pack({shapes}) AS r,
     src, contract_hash, latency_ms, tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
@@ -66,19 +69,17 @@ SELECT * FROM (
     status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
     list_contains(reasons, 'executor_error') AS executor_error,
     {side} AS side
-  FROM (SELECT *{rank} FROM ({rows}))
-  WHERE src IS NULL OR src = 'production'
+  FROM (SELECT *{rank} FROM ({rows}) WHERE (src IS NULL OR src = 'production'){legacy})
 ) WHERE side IS NOT NULL{order}
 """
 # Legacy finals (no source beside the record) whose snapshot names a source other than
 # "production" (eval flows): a substring test first, so only the rare candidates are
 # parsed.
 _LEGACY_NOT_PRODUCTION = """
-DELETE FROM drift_scope WHERE src IS NULL AND flow_id IN (
 SELECT flow_id FROM ({snapshots})
 WHERE contains(data, '"source"') AND NOT contains(data, '"source":"production"')
   AND NOT contains(data, '"source": "production"')
-  AND coalesce(data->>'$.source', 'production') <> 'production')
+  AND coalesce(data->>'$.source', 'production') <> 'production'
 """
 
 
@@ -106,11 +107,34 @@ _SHAPES = {"numeric": "DOUBLE", "categorical": "VARCHAR"}
 # are a majority vote (TYPED_SHARE), which 2,000 decide as well as 5,000 did, at 40 % of
 # the cost (the vote's JSON work was 0.32 s of a 20-agent check).
 DISCOVERY_SAMPLE = 2000
+# Decision fields measured per agent at most, those most sampled decisions have: a few
+# hostile decisions of 10,000 keys each made 10,000 fields, a struct of 10,000 members
+# parsed for every flow (`mir drift` ran out of memory).
+MAX_FIELDS = 64
 
 
-def _field(name: str) -> str:
-    """One decision field of the parsed record (a struct; any key name is safe)."""
-    return f"struct_extract(r.decision, {_literal(name)})"
+def _shapes(agent_kinds: dict[str, dict[str, str]]) -> tuple[list[dict[str, str]], dict[Any, int]]:
+    """The decision's parsed shapes: every agent's (field, type) in one, unless DuckDB
+    cannot hold them together (struct members ignore case: ``Amount`` and ``amount``;
+    one agent's numeric ``priority`` and another's categorical one): the next shape
+    then. Returns the shapes and the one each (field, type) is in."""
+    shapes: list[dict[str, str]] = []
+    where: dict[Any, int] = {}
+    for kinds in agent_kinds.values():
+        for name, kind in kinds.items():
+            member = (name, _SHAPES[kind])
+            if member in where:
+                continue
+            index = next(
+                (i for i, shape in enumerate(shapes) if name.lower() not in map(str.lower, shape)),
+                len(shapes),
+            )
+            if index == len(shapes):
+                shapes.append({})
+            shapes[index][name] = member[1]
+            where[member] = index
+    # (a struct needs a member: no decision fields found at all still parses)
+    return shapes or [{"(none)": "VARCHAR"}], where
 
 
 class DriftQueries(ChangePoints):
@@ -122,10 +146,10 @@ class DriftQueries(ChangePoints):
         self.agent = ""
         self.since: datetime | None = None
         self.kinds: dict[str, str] = {}
+        self._members: dict[Any, int] = {}
         self.agents: list[str] = []
         self.agent_kinds: dict[str, dict[str, str]] = {}
         self._time_side: str | None = None
-        self._time_params: dict[str, Any] = {}
         self._hashes: dict[tuple[str, str], list[str]] | None = None
         # Some flow in the windows ended before finals carried their source and contract
         # hash: both are then read from the snapshots.
@@ -145,18 +169,13 @@ class DriftQueries(ChangePoints):
             self._kept = drift_rows.complete(self.con)
         parsed_rows = drift_rows.source(self.events, where, kept=self._kept)
         self.agent_kinds = self._discover(parsed_rows, params)
-        decision: dict[str, str] = {}
-        for kinds in self.agent_kinds.values():
-            decision |= {name: _SHAPES[kind] for name, kind in kinds.items()}
-        # (a struct needs a member: no decision fields found at all still parses)
-        decision = decision or {"(none)": "VARCHAR"}
+        shapes, self._members = _shapes(self.agent_kinds)
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
             "list_contains($agents, agent) AND step = 'snapshot'"
             + (' AND "at" >= $since - INTERVAL 1 DAY' if since is not None else "")
         )
         rank = ""
-        times: dict[str, Any] = {}
         if selection.current_last is not None:
             rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
             params["cur"] = selection.current_last
@@ -177,31 +196,44 @@ class DriftQueries(ChangePoints):
                 'CASE WHEN "at" >= $cs AND "at" < $ce THEN \'current\' '
                 'WHEN "at" >= $rs AND "at" < $re THEN \'reference\' END'
             )
-            times = {
+            params |= {
                 "cs": selection.current_start,
                 "ce": selection.current_end,
                 "rs": selection.reference_start,
                 "re": selection.reference_end,
             }
-            params |= times
         sql = (
             _FLOWS.replace("{rows}", parsed_rows)
             .replace("{side}", side)
             .replace("{rank}", rank)
+            .replace(
+                "{shapes}",
+                ", ".join(
+                    f"d{i} := json_transform(decision, $shape{i})" for i in range(len(shapes))
+                ),
+            )
             # sorted so `use(agent)` skips the other agents' rows; one agent needs no sort
             .replace("{order}", "\nORDER BY agent" if len(agents) > 1 else "")
         )
-        params |= {"retryable": RETRYABLE, "shape": json.dumps(decision)}
-        self.con.execute(sql, params)
+        params |= {"retryable": RETRYABLE}
+        params |= {f"shape{i}": json.dumps(shape) for i, shape in enumerate(shapes)}
+        self.con.execute(sql.replace("{legacy}", ""), params)
         row = self.con.execute("SELECT count(*) FROM drift_scope WHERE src IS NULL").fetchone()
         self.legacy = bool(row and row[0])
         if self.legacy:
-            self.con.execute(
-                _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots),
-                {k: v for k, v in params.items() if k in ("agents", "since")},
-            )
+            not_production = _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots)
+            if rank:
+                # windows counted in decisions: a legacy eval flow must not take a place
+                # in them, so they are cut again without those flows (legacy stores only)
+                legacy = f" AND NOT (src IS NULL AND flow_id IN ({not_production}))"
+                self.con.execute(sql.replace("{legacy}", legacy), params)
+            else:
+                self.con.execute(
+                    f"DELETE FROM drift_scope WHERE src IS NULL AND flow_id IN ({not_production})",
+                    {k: v for k, v in params.items() if k in ("agents", "since")},
+                )
         self.agents, self.since = list(agents), since
-        self._time_side, self._time_params = (None, {}) if rank else (side, times)
+        self._time_side = None if rank else side
         self._hashes = None
 
     def use(self, agent: str) -> None:
@@ -231,19 +263,21 @@ class DriftQueries(ChangePoints):
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
             "count(DISTINCT s) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS card, "
             "count(*) FILTER (WHERE t <> 'NULL') AS total FROM ("
-            "SELECT agent, k, json_type(d, '$.\"' || k || '\"') AS t, "
-            "json_extract_string(d, '$.\"' || k || '\"') AS s FROM ("
-            "SELECT agent, d, unnest(json_keys(d)) AS k FROM ("
-            f"{sample}) "
-            "WHERE json_type(d) = 'OBJECT') "
+            # each decision's members in one pass (json_each): a lookup per key re-read
+            # the whole decision, 12 s for five decisions of 10,000 keys
+            "SELECT agent, e.key AS k, e.type AS t, json_extract_string(e.value, '$') AS s "
+            f"FROM ({sample}) x, json_each(x.d) e WHERE json_type(x.d) = 'OBJECT' "
             # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
-            "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]')) GROUP BY agent, k",
+            "AND e.key <> '' AND NOT regexp_matches(e.key, '[\"\\\\]')) GROUP BY agent, k",
             params,
         ).fetchall()
         kinds: dict[str, dict[str, str]] = {}
         # The type most values have wins: a few hostile or malformed decisions (a string
         # where a number belongs, an object, null) must not hide the field's drift.
+        found.sort(key=lambda row: (row[0], -row[5], row[1]))
         for agent, name, num, cat, card, total in found:
+            if len(kinds.get(agent, {})) >= MAX_FIELDS:
+                continue
             if num and num >= TYPED_SHARE * total:
                 kinds.setdefault(agent, {})[name] = "numeric"
             elif cat and cat >= TYPED_SHARE * total and card <= MAX_CATEGORIES:
@@ -264,13 +298,18 @@ class DriftQueries(ChangePoints):
         if field not in self.kinds:
             return {"reference": {}, "current": {}}
         rows = self.con.execute(
-            f"SELECT side, coalesce(CAST({_field(field)} AS VARCHAR), '(none)') AS v, "
+            f"SELECT side, coalesce(CAST({self._field(field)} AS VARCHAR), '(none)') AS v, "
             "count(*) FROM drift_flows GROUP BY ALL"
         ).fetchall()
         out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
         for side, value, n in rows:
             out[side][value] = n
         return out
+
+    def _field(self, name: str) -> str:
+        """One decision field of the parsed record (a struct; any key name is safe)."""
+        shape = self._members[(name, _SHAPES[self.kinds[name]])]
+        return f"struct_extract(r.d{shape}, {_literal(name)})"
 
     def fields(self) -> dict[str, str]:
         """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
@@ -289,7 +328,8 @@ class DriftQueries(ChangePoints):
         if not fields:
             return {}
         columns = ", ".join(
-            f'TRY_CAST({name[1:] if name.startswith("@") else _field(name)} AS DOUBLE) AS "{i}"'
+            f"TRY_CAST({name[1:] if name.startswith('@') else self._field(name)} "
+            f'AS DOUBLE) AS "{i}"'
             for i, name in enumerate(fields)
         )
         names = ", ".join(f'"{i}"' for i in range(len(fields)))
@@ -394,8 +434,9 @@ class DriftQueries(ChangePoints):
             if lo is not None:
                 near.append(f"v <= {lo + 0.05 * span!r}")
             parts.append(
-                f"SELECT side, TRY_CAST({_field(name)} AS DOUBLE) AS v, {' OR '.join(near)} AS hug "
-                f"FROM drift_flows WHERE {_field(action_field)} = {_literal(action)}"
+                f"SELECT side, TRY_CAST({self._field(name)} AS DOUBLE) AS v, "
+                f"{' OR '.join(near)} AS hug "
+                f"FROM drift_flows WHERE {self._field(action_field)} = {_literal(action)}"
             )
         rows = self.con.execute(
             f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "

@@ -95,6 +95,10 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
     ),
 )
 STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
+# Migrations whose tables hold derived data their readers can do without (they parse the
+# events instead): a store this user may not write, still lacking them, is read as it is
+# rather than refused (reading never needs write access).
+READABLE_WITHOUT = frozenset({"0006_create_drift_rows"})
 
 
 def quoted(names: Sequence[str]) -> str:
@@ -187,8 +191,9 @@ def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [row[0] for row in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
 
 
-def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    done = set(applied_migrations(con))
+def pending_migrations(con: duckdb.DuckDBPyConnection, *, reading: bool = False) -> list[str]:
+    """The migrations not applied yet; ``reading``: only those a reader needs."""
+    done = set(applied_migrations(con)) | (READABLE_WITHOUT if reading else set())
     return [name for name, _ in MIGRATIONS if name not in done]
 
 

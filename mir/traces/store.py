@@ -477,8 +477,10 @@ class TraceStore:
                 has_db = self.db_path.exists()
                 con = database.connect(self.db_path if has_db else None, read_only=True)
                 try:
-                    # A database written by an older mir is migrated before it is read.
-                    pending = has_db and database.pending_migrations(con)
+                    # A database written by an older mir is migrated before it is read
+                    # (when this user may write it; else it is read if it can be).
+                    reading = not os.access(self.directory, os.W_OK)
+                    pending = has_db and database.pending_migrations(con, reading=reading)
                     if not pending:
                         yield con, has_db, segment_files(self.segments_dir)
                         return
