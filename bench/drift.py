@@ -117,7 +117,9 @@ def _generate(
         )
         """.replace(
             "{FINAL_EXTRA}",
-            "" if legacy else ", 'source', 'production', 'contract_hash', '{CONTRACT}'",
+            ""
+            if legacy
+            else ", 'source', 'production', 'contract_hash', '{CONTRACT}', 'prompt_hashes', ['p1']",
         ).replace("{CONTRACT}", CONTRACT),
         {"start": start},
     )

@@ -23,6 +23,7 @@ class ChangePoints:
     _time_side: str | None
     _hashes: dict[tuple[str, str], list[str]] | None
     legacy: bool
+    unlisted_prompts: bool
 
     def changes(self) -> dict[str, list[str]]:
         """Hashes (contract, prompt, model) seen in the current window and not before it."""
@@ -55,11 +56,14 @@ class ChangePoints:
     @property
     def _in_scope(self) -> dict[str, str]:
         """The hashes the flows' final events carry (read from ``drift_scope``, no scan of
-        other events): the model (a rules fallback names none), and the contract unless a
-        legacy flow in the windows has it in its snapshot only."""
+        other events): the model (a rules fallback names none), the contract unless a
+        legacy flow in the windows has it in its snapshot only, and the prompts unless
+        a flow's final event lists none (then its infer events say)."""
         found = {"model": "CASE WHEN NOT fallback THEN model END"}
         if not self.legacy:
             found["contract"] = "contract_hash"
+        if not self.unlisted_prompts:
+            found["prompt"] = "unnest(prompt_hashes)"
         return found
 
     def _hash_source(self, name: str, agent: str | None = None) -> str:

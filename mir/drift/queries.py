@@ -46,7 +46,7 @@ TYPED_SHARE = 0.8
 # One row per finished flow, from its `final` event alone (no group-by over the flow's
 # events): the final event carries the status, every reason met on the way (retries,
 # review, re-check, executor), the decision, the record's wall time, tokens, cost and
-# model, and the flow's source and contract hash beside the record. Flows still pending
+# model, and the flow's source, contract hash and prompts beside the record. Flows still pending
 # review are counted once they end. The events come parsed (`rows.py`: kept parsed in
 # the store, or parsed now); the decision is parsed here into typed structs (`r.d0`,
 # more when names collide: `_shapes`) holding the decision fields found. Only
@@ -61,7 +61,7 @@ CREATE OR REPLACE TEMP TABLE drift_scope AS
 SELECT * FROM (
   SELECT agent, flow_id, "at", status, model, cost_usd AS cost,
     struct_pack({shapes}) AS r,
-    src, contract_hash, latency_ms, tokens,
+    src, contract_hash, prompt_hashes, latency_ms, tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
     list_has_any(reasons, ['low_confidence', 'no_consensus']) AS review_requested,
@@ -154,6 +154,9 @@ class DriftQueries(ChangePoints):
         # Some flow in the windows ended before finals carried their source and contract
         # hash: both are then read from the snapshots.
         self.legacy = False
+        # Some flow's final event lists no prompts (written before finals did): the
+        # prompt change point then reads the infer events.
+        self.unlisted_prompts = False
         self._kept: bool | None = None  # drift_rows cover the store (rows.complete)
 
     # -- windows ---------------------------------------------------------------------
@@ -218,8 +221,12 @@ class DriftQueries(ChangePoints):
         params |= {"retryable": RETRYABLE}
         params |= {f"shape{i}": json.dumps(shape) for i, shape in enumerate(shapes)}
         self.con.execute(sql.replace("{legacy}", ""), params)
-        row = self.con.execute("SELECT count(*) FROM drift_scope WHERE src IS NULL").fetchone()
+        row = self.con.execute(
+            "SELECT count(*) FILTER (WHERE src IS NULL), "
+            "count(*) FILTER (WHERE prompt_hashes IS NULL) FROM drift_scope"
+        ).fetchone()
         self.legacy = bool(row and row[0])
+        self.unlisted_prompts = bool(row and row[1])
         if self.legacy:
             not_production = _LEGACY_NOT_PRODUCTION.replace("{snapshots}", snapshots)
             if rank:

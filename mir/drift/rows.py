@@ -31,11 +31,12 @@ if TYPE_CHECKING:
     from mir.traces import EventsSql
 
 # What a final event holds beyond its columns: the record's wall time and tokens, and
-# (beside the record, since finals carry them) the flow's source and contract hash.
+# (beside the record, since finals carry them) the flow's source, contract and prompts.
 _FINAL = json.dumps(
     {
         "source": "VARCHAR",
         "contract_hash": "VARCHAR",
+        "prompt_hashes": ["VARCHAR"],
         # the decision as JSON text, from the same parse (a second parse of the event
         # with json_extract cost 0.46 s per 1M finals)
         "record": {"latency_ms": "DOUBLE", "tokens": "DOUBLE", "decision": "JSON"},
@@ -44,7 +45,7 @@ _FINAL = json.dumps(
 # The columns of a parsed row, in ``drift_rows`` order after (segment, n).
 COLUMNS = (
     'agent, flow_id, "at", status, reasons, provider, model, cost_usd, src, contract_hash, '
-    "latency_ms, tokens, decision"
+    "prompt_hashes, latency_ms, tokens, decision"
 )
 
 
@@ -54,6 +55,7 @@ def parsed(finals: str) -> str:
     return (
         'SELECT segment, n, agent, flow_id, "at", status, reasons, provider, model, '
         "cost_usd, j.source AS src, j.contract_hash AS contract_hash, "
+        "j.prompt_hashes AS prompt_hashes, "
         "j.record.latency_ms AS latency_ms, j.record.tokens AS tokens, "
         "j.record.decision::VARCHAR AS decision "
         f"FROM (SELECT *, json_transform(data, '{_FINAL}') AS j FROM ({finals}))"

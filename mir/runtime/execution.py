@@ -17,7 +17,7 @@ crash, so the rules below hold for all of them:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from time import perf_counter
 from typing import Any
@@ -69,6 +69,9 @@ class FlowState:
     # The contract the flow was decided under (its snapshot's); a resumed flow keeps it
     # even when the contract was edited since. None: the parts' own (a fresh flow).
     contract_hash: str | None = None
+    # Every prompt the flow's model calls were made with (infer events' prompt_hash), in
+    # order, once each; restored from the stored events when the flow is resumed.
+    prompt_hashes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -99,13 +102,14 @@ class Tail:
             # to its wall time (trace summaries add latencies up).
             latency_ms=max(0.0, round(record.latency_ms - self.state.model_ms, 3)),
             cost_usd=self.state.cost,
-            # Beside the record (whose shape `--json` prints): where the flow came from
-            # and its contract, so `mir drift` reads a flow from its final event alone,
+            # Beside the record (whose shape `--json` prints): where the flow came from,
+            # its contract and prompts, so `mir drift` reads a flow from its final event alone,
             # without scanning every snapshot (flows from before these keys fall back).
             data={
                 "record": record.model_dump(),
                 "source": self.deps.source or "production",
                 "contract_hash": self.state.contract_hash or self.parts.contract_hash,
+                "prompt_hashes": list(self.state.prompt_hashes),
             },
         )
         self.rec.flush()

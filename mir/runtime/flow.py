@@ -304,6 +304,7 @@ class DecisionFlow:
             state.cost += response.cost_usd
             state.model_ms += response.latency_ms
             state.provider, state.model = response.provider, response.model
+            _prompted(state, prompt.hash)
             tail.rec.emit(
                 "infer",
                 provider=response.provider,
@@ -366,6 +367,7 @@ class DecisionFlow:
             code = ReasonCode.MODEL_INTEGRITY
         else:
             code = ReasonCode.PROVIDER_ERROR
+        _prompted(tail.state, prompt.hash)
         tail.rec.emit(
             "infer",
             reasons=[code],
@@ -422,3 +424,9 @@ def _codes(problems: list[Problem]) -> list[str]:
 
 def _messages(problems: tuple[Problem, ...], limit: int = 20) -> list[str]:
     return [p.message[:500] for p in problems[:limit]]
+
+
+def _prompted(state: FlowState, prompt_hash: str | None) -> None:
+    """Note a prompt the flow's model was called with (its final event lists them)."""
+    if prompt_hash and prompt_hash not in state.prompt_hashes:
+        state.prompt_hashes.append(prompt_hash)

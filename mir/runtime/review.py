@@ -90,6 +90,9 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         model=next((e.model for e in reversed(events) if e.model), None),
         ttl_seconds=_number(snap.get("ttl_seconds")),
         contract_hash=str(snap.get("contract_hash", "")) or None,
+        prompt_hashes=list(
+            dict.fromkeys(e.prompt_hash for e in events if e.step == "infer" and e.prompt_hash)
+        ),
     )
     return StoredFlow(
         flow_id=flow_id,

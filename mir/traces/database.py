@@ -87,7 +87,8 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             "CREATE TABLE drift_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
             'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
             "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
-            "src VARCHAR, contract_hash VARCHAR, latency_ms DOUBLE, tokens DOUBLE, "
+            "src VARCHAR, contract_hash VARCHAR, prompt_hashes VARCHAR[], latency_ms DOUBLE, "
+            "tokens DOUBLE, "
             "decision VARCHAR)",
             "CREATE TABLE drift_ingested (ingested_segment VARCHAR PRIMARY KEY, "
             "upto BIGINT NOT NULL, events BIGINT NOT NULL)",

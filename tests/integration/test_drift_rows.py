@@ -153,7 +153,11 @@ def flow(index: int, spec: tuple[Any, ...]) -> list[TraceEvent]:
         "record": {"decision": decision, "latency_ms": 100.0 + index, "tokens": 10 * index}
     }
     if form == "current":
-        final |= {"source": source or "production", "contract_hash": f"c{index % 2}"}
+        final |= {
+            "source": source or "production",
+            "contract_hash": f"c{index % 2}",
+            "prompt_hashes": [f"p{index % 3}"],
+        }
     return [
         TraceEvent(
             flow_id=flow_id, seq=0, step="snapshot", agent=month.AGENT, at=at, data=snapshot
@@ -218,7 +222,8 @@ def test_rows_edited_by_hand_are_parsed_again_and_dropped_tables_stay_correct(tm
         "DELETE FROM drift_rows WHERE rowid IN (SELECT rowid FROM drift_rows LIMIT 7)",
         "INSERT INTO drift_rows SELECT * FROM drift_rows LIMIT 5",  # doubled flows
         "INSERT INTO drift_rows SELECT 'nowhere', n, agent, flow_id, \"at\", status, reasons, "
-        "provider, model, cost_usd, src, contract_hash, latency_ms, tokens, decision "
+        "provider, model, cost_usd, src, contract_hash, prompt_hashes, latency_ms, tokens, "
+        "decision "
         "FROM drift_rows LIMIT 3",
         "UPDATE drift_ingested SET events = events + 1",
         "DELETE FROM drift_ingested",
@@ -344,8 +349,8 @@ def test_a_kill_while_parsing_leaves_all_or_nothing_and_the_next_run_finishes(tm
 
 
 def test_the_runtime_writes_the_source_and_contract_beside_the_record(tmp_path):
-    """A final event says where its flow came from and the contract it was decided under
-    (its snapshot's), even when approved after the contract was edited."""
+    """A final event says where its flow came from, the contract it was decided under
+    (its snapshot's, even when approved after the contract was edited) and its prompts."""
     import json
 
     from mir.runtime import approve, load_agent
@@ -368,7 +373,10 @@ def test_the_runtime_writes_the_source_and_contract_beside_the_record(tmp_path):
     snapshot, final = events[0], events[-1]
     [review] = [e for e in events if e.step == "review"]
     assert review.data["contract_changed"] is True  # the contract did move
-    assert final.step == "final" and set(final.data) == {"record", "source", "contract_hash"}
+    keys = {"record", "source", "contract_hash", "prompt_hashes"}
+    assert final.step == "final" and set(final.data) == keys
+    infers = [e.prompt_hash for e in events if e.step == "infer"]
+    assert infers and final.data["prompt_hashes"] == list(dict.fromkeys(infers))
     assert final.data["source"] == "production"
     assert final.data["contract_hash"] == snapshot.data["contract_hash"]
     assert final.data["record"]["flow_id"] == record.flow_id

@@ -229,7 +229,10 @@ def _with_prompt(events: list[TraceEvent], prompt: str) -> list[TraceEvent]:
                     data={},
                 )
             )
-            event = event.model_copy(update={"seq": 2})
+            data = event.data
+            if "source" in data:  # a final as the runtime writes it lists its prompts
+                data = {**data, "prompt_hashes": [prompt]}
+            event = event.model_copy(update={"seq": 2, "data": data})
         out.append(event)
     return out
 

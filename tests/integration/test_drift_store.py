@@ -68,6 +68,7 @@ SHIFTS = {
     "latency": ({"latency_ms": 3000.0}, "latency.p50", "environmental"),
     "limit hugging": ({"hug_rate": 0.5}, "limits.hugging", "optimization"),
     "model hash": ({"model": "Qwen2.5-0.5B-Instruct.Q4_K_M.gguf"}, "change.model", "semantic"),
+    "prompt hash": ({"prompt_hash": "5e7f00d2c4a1"}, "change.prompt", "semantic"),
 }
 
 
@@ -79,9 +80,10 @@ def test_a_planted_shift_trips_the_right_metric_and_kind(tmp_path, shift):
     found = tripped(root)
     assert metric in found, found
     assert found[metric][1] == kind
-    if shift == "model hash":
+    if shift in ("model hash", "prompt hash"):
         [agent] = measure(root, options=WEEK4, store=False).agents
-        assert any("Qwen2.5" in cause for cause in agent.likely_causes)
+        named = "Qwen2.5" if shift == "model hash" else "5e7f00d2c4a1"
+        assert any(named in cause for cause in agent.likely_causes), agent.likely_causes
 
 
 def _stored_windows(root: Path):

@@ -159,11 +159,12 @@ def flow_events(rng: random.Random, at: datetime, regime: Regime) -> list[Any]:
             reasons=reasons,
             latency_ms=5.0,
             # beside the record, as the runtime writes them: drift reads a flow's
-            # source and contract from its final event alone
+            # source, contract and prompts from its final event alone
             data={
                 "record": record,
                 "source": "production",
                 "contract_hash": regime.contract_hash,
+                "prompt_hashes": [regime.prompt_hash],  # every flow here asked the model
             },
             **route,
         )
