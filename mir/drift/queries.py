@@ -245,15 +245,15 @@ class DriftQueries(ChangePoints):
 
     def _discover(self, parsed_rows: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
         """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
-        # The first DISCOVERY_SAMPLE finals of each agent, one LIMIT per agent (the scan
-        # stops there), not a row_number() over every final in the windows: 0.09 s -> 0.01 s
-        # over 1M decisions.
+        # The newest DISCOVERY_SAMPLE finals of each agent in the scan, not the first ones
+        # scanned (a LIMIT per agent, 0.03 s faster over 270k flows): with a longer
+        # history, a field the decisions gained since was never found, and the sample
+        # depended on the scan order of kept or parsed rows.
         if not params["agents"]:
             return {}
-        sample = " UNION ALL ".join(
-            f"(SELECT agent, decision AS d FROM ({parsed_rows}) WHERE agent = {_literal(agent)} "
-            f"LIMIT {DISCOVERY_SAMPLE})"
-            for agent in params["agents"]
+        sample = (
+            f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() OVER "
+            f'(PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) <= {DISCOVERY_SAMPLE}'
         )
         found = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "

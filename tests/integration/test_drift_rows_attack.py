@@ -321,3 +321,26 @@ def test_a_field_numeric_for_one_agent_and_categorical_for_another_is_both(tmp_p
         assert words["field.amount.psi"].reference_n == 200, words.keys()
         assert words["field.amount.psi"].value > 0.5  # low/high -> high, not (none) -> (none)
         assert numbers["field.amount.ks"].reference_n == 200
+
+
+# -- a field the decisions gained later -----------------------------------------------------
+
+
+def test_last_n_measures_a_field_added_after_the_first_decisions_ever(tmp_path):
+    """Fields were found in the first 2,000 decisions stored (scan order): with a longer
+    history, `--last N` never measured a field the contract added since, nor any drift
+    of it. The fields are found in the newest decisions of the windows."""
+    root = desk(tmp_path)
+    old = flows(0, 2500, END - timedelta(days=20), source=None)
+    recent = flows(3000, 400, END - timedelta(hours=2), source=None)
+    for i, event in enumerate(recent):
+        if event.step == "final":
+            # the new field drifts: 1.0 in the reference, 9.0 in the current window
+            event.data["record"]["decision"]["priority"] = 9.0 if i // 2 >= 350 else 1.0
+    append(root, old + recent)
+    options = WindowOptions(last=50, reference_last=300, now=END)
+    for store in (False, True, False):
+        [agent] = measure(root, options=options, store=store).agents
+        metrics = {m.metric: m for m in agent.metrics}
+        assert "field.priority.ks" in metrics, sorted(metrics)
+        assert metrics["field.priority.ks"].value == 1.0
