@@ -179,7 +179,8 @@ class DriftQueries(ChangePoints):
             if selection.reference_last is not None:
                 side = (
                     "CASE WHEN rn <= $cur THEN 'current' "
-                    "WHEN rn <= $cur + $ref THEN 'reference' END"
+                    # (not rn <= $cur + $ref: two huge counts overflow BIGINT)
+                    "WHEN rn - $cur <= $ref THEN 'reference' END"
                 )
                 params["ref"] = selection.reference_last
             else:  # a frozen reference by time, the current window by count

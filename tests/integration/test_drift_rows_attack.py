@@ -344,3 +344,31 @@ def test_last_n_measures_a_field_added_after_the_first_decisions_ever(tmp_path):
         metrics = {m.metric: m for m in agent.metrics}
         assert "field.priority.ks" in metrics, sorted(metrics)
         assert metrics["field.priority.ks"].value == 1.0
+
+
+# -- window sizes at the edge of a 64-bit integer ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--last", "5", "--reference-last", str(2**63 - 1)], ["--last", str(2**63 - 1)]],
+    ids=["huge-reference", "huge-current"],
+)
+def test_huge_counted_windows_are_all_the_decisions_not_an_overflow(tmp_path, args):
+    """``--reference-last 9223372036854775807`` overflowed DuckDB's BIGINT (5 + it):
+    a traceback instead of a report. A window larger than the history is the history."""
+    root = desk(tmp_path)
+    append(root, flows(0, 300, END - timedelta(days=1), source=None))
+    done = subprocess.run(
+        [str(MIR), "drift", *args, "--format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-800:]
+    import json
+
+    [agent] = json.loads(done.stdout)["agents"]
+    assert agent["reference"]["decisions"] + agent["current"]["decisions"] == 300
