@@ -111,6 +111,7 @@ DISCOVERY_SAMPLE = 2000
 # hostile decisions of 10,000 keys each made 10,000 fields, a struct of 10,000 members
 # parsed for every flow (`mir drift` ran out of memory).
 MAX_FIELDS = 64
+_MOST = 2**63 - 1  # decisions in a counted window, at most
 
 
 def _shapes(agent_kinds: dict[str, dict[str, str]]) -> tuple[list[dict[str, str]], dict[Any, int]]:
@@ -175,14 +176,15 @@ class DriftQueries(ChangePoints):
         rank = ""
         if selection.current_last is not None:
             rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
-            params["cur"] = selection.current_last
+            # a count beyond any history is the history (DuckDB binds at most 128 bits)
+            params["cur"] = min(selection.current_last, _MOST)
             if selection.reference_last is not None:
                 side = (
                     "CASE WHEN rn <= $cur THEN 'current' "
                     # (not rn <= $cur + $ref: two huge counts overflow BIGINT)
                     "WHEN rn - $cur <= $ref THEN 'reference' END"
                 )
-                params["ref"] = selection.reference_last
+                params["ref"] = min(selection.reference_last, _MOST)
             else:  # a frozen reference by time, the current window by count
                 side = (
                     'CASE WHEN rn <= $cur THEN \'current\' WHEN "at" >= $rs AND "at" < $re '

@@ -351,8 +351,13 @@ def test_last_n_measures_a_field_added_after_the_first_decisions_ever(tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [["--last", "5", "--reference-last", str(2**63 - 1)], ["--last", str(2**63 - 1)]],
-    ids=["huge-reference", "huge-current"],
+    [
+        ["--last", "5", "--reference-last", str(2**63 - 1)],
+        ["--last", str(2**63 - 1)],
+        ["--last", "1" + "0" * 42],
+        ["--last", "3", "--reference-last", "1" + "0" * 44],
+    ],
+    ids=["huge-reference", "huge-current", "beyond-128-bits", "reference-beyond-128-bits"],
 )
 def test_huge_counted_windows_are_all_the_decisions_not_an_overflow(tmp_path, args):
     """``--reference-last 9223372036854775807`` overflowed DuckDB's BIGINT (5 + it):
@@ -372,3 +377,17 @@ def test_huge_counted_windows_are_all_the_decisions_not_an_overflow(tmp_path, ar
 
     [agent] = json.loads(done.stdout)["agents"]
     assert agent["reference"]["decisions"] + agent["current"]["decisions"] == 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--window", "99999999999d"], ["--reference", "99999999999999d"], ["--window", "999999999d"]],
+)
+def test_a_duration_beyond_a_century_is_one_line_not_a_traceback(tmp_path, args):
+    root = desk(tmp_path)
+    append(root, flows(0, 10, END - timedelta(days=1), source=None))
+    done = subprocess.run(
+        [str(MIR), "drift", *args], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-800:]
+    assert "longer than 100 years" in done.stderr
