@@ -111,6 +111,7 @@ DISCOVERY_SAMPLE = 2000
 # hostile decisions of 10,000 keys each made 10,000 fields, a struct of 10,000 members
 # parsed for every flow (`mir drift` ran out of memory).
 MAX_FIELDS = 64
+_MOST = 2**63 - 1  # decisions in a counted window, at most
 
 
 def _shapes(agent_kinds: dict[str, dict[str, str]]) -> tuple[list[dict[str, str]], dict[Any, int]]:
@@ -181,13 +182,15 @@ class DriftQueries(ChangePoints):
         rank = ""
         if selection.current_last is not None:
             rank = ', row_number() OVER (PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) AS rn'
-            params["cur"] = selection.current_last
+            # a count beyond any history is the history (DuckDB binds at most 128 bits)
+            params["cur"] = min(selection.current_last, _MOST)
             if selection.reference_last is not None:
                 side = (
                     "CASE WHEN rn <= $cur THEN 'current' "
-                    "WHEN rn <= $cur + $ref THEN 'reference' END"
+                    # (not rn <= $cur + $ref: two huge counts overflow BIGINT)
+                    "WHEN rn - $cur <= $ref THEN 'reference' END"
                 )
-                params["ref"] = selection.reference_last
+                params["ref"] = min(selection.reference_last, _MOST)
             else:  # a frozen reference by time, the current window by count
                 side = (
                     'CASE WHEN rn <= $cur THEN \'current\' WHEN "at" >= $rs AND "at" < $re '
@@ -255,15 +258,15 @@ class DriftQueries(ChangePoints):
 
     def _discover(self, parsed_rows: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
         """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
-        # The first DISCOVERY_SAMPLE finals of each agent, one LIMIT per agent (the scan
-        # stops there), not a row_number() over every final in the windows: 0.09 s -> 0.01 s
-        # over 1M decisions.
+        # The newest DISCOVERY_SAMPLE finals of each agent in the scan, not the first ones
+        # scanned (a LIMIT per agent, 0.03 s faster over 270k flows): with a longer
+        # history, a field the decisions gained since was never found, and the sample
+        # depended on the scan order of kept or parsed rows.
         if not params["agents"]:
             return {}
-        sample = " UNION ALL ".join(
-            f"(SELECT agent, decision AS d FROM ({parsed_rows}) WHERE agent = {_literal(agent)} "
-            f"LIMIT {DISCOVERY_SAMPLE})"
-            for agent in params["agents"]
+        sample = (
+            f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() OVER "
+            f'(PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) <= {DISCOVERY_SAMPLE}'
         )
         found = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "

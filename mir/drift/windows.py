@@ -16,6 +16,11 @@ DEFAULT_WINDOW = "24h"
 DEFAULT_REFERENCE = "7d"
 
 
+# Windows reach back from now: a century is more than any trace store holds, and
+# datetimes end at year 1 (a longer span was a traceback, not a usage error).
+_LONGEST = timedelta(days=36_525)
+
+
 def parse_duration(text: str, option: str) -> timedelta:
     """'90s', '15m', '24h', '7d', '2w' -> timedelta; anything else is a usage error."""
     match = _DURATION.match(text.strip())
@@ -24,7 +29,13 @@ def parse_duration(text: str, option: str) -> timedelta:
             f"bad {option} {text!r}: expected a positive number and a unit (s, m, h, d, w)",
             hint=f"e.g. {option} 24h",
         )
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        span = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    except OverflowError:  # beyond what a timedelta holds
+        span = _LONGEST * 2
+    if span > _LONGEST:
+        raise UsageError(f"bad {option} {text!r}: longer than 100 years", hint=f"e.g. {option} 24h")
+    return span
 
 
 def is_duration(text: str) -> bool:

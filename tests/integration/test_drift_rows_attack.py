@@ -324,3 +324,73 @@ def test_a_field_numeric_for_one_agent_and_categorical_for_another_is_both(tmp_p
         assert words["field.amount.psi"].reference_n == 200, words.keys()
         assert words["field.amount.psi"].value > 0.5  # low/high -> high, not (none) -> (none)
         assert numbers["field.amount.ks"].reference_n == 200
+
+
+# -- a field the decisions gained later -----------------------------------------------------
+
+
+def test_last_n_measures_a_field_added_after_the_first_decisions_ever(tmp_path):
+    """Fields were found in the first 2,000 decisions stored (scan order): with a longer
+    history, `--last N` never measured a field the contract added since, nor any drift
+    of it. The fields are found in the newest decisions of the windows."""
+    root = desk(tmp_path)
+    old = flows(0, 2500, END - timedelta(days=20), source=None)
+    recent = flows(3000, 400, END - timedelta(hours=2), source=None)
+    for i, event in enumerate(recent):
+        if event.step == "final":
+            # the new field drifts: 1.0 in the reference, 9.0 in the current window
+            event.data["record"]["decision"]["priority"] = 9.0 if i // 2 >= 350 else 1.0
+    append(root, old + recent)
+    options = WindowOptions(last=50, reference_last=300, now=END)
+    for store in (False, True, False):
+        [agent] = measure(root, options=options, store=store).agents
+        metrics = {m.metric: m for m in agent.metrics}
+        assert "field.priority.ks" in metrics, sorted(metrics)
+        assert metrics["field.priority.ks"].value == 1.0
+
+
+# -- window sizes at the edge of a 64-bit integer ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--last", "5", "--reference-last", str(2**63 - 1)],
+        ["--last", str(2**63 - 1)],
+        ["--last", "1" + "0" * 42],
+        ["--last", "3", "--reference-last", "1" + "0" * 44],
+    ],
+    ids=["huge-reference", "huge-current", "beyond-128-bits", "reference-beyond-128-bits"],
+)
+def test_huge_counted_windows_are_all_the_decisions_not_an_overflow(tmp_path, args):
+    """``--reference-last 9223372036854775807`` overflowed DuckDB's BIGINT (5 + it):
+    a traceback instead of a report. A window larger than the history is the history."""
+    root = desk(tmp_path)
+    append(root, flows(0, 300, END - timedelta(days=1), source=None))
+    done = subprocess.run(
+        [str(MIR), "drift", *args, "--format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-800:]
+    import json
+
+    [agent] = json.loads(done.stdout)["agents"]
+    assert agent["reference"]["decisions"] + agent["current"]["decisions"] == 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--window", "99999999999d"], ["--reference", "99999999999999d"], ["--window", "999999999d"]],
+)
+def test_a_duration_beyond_a_century_is_one_line_not_a_traceback(tmp_path, args):
+    root = desk(tmp_path)
+    append(root, flows(0, 10, END - timedelta(days=1), source=None))
+    done = subprocess.run(
+        [str(MIR), "drift", *args], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-800:]
+    assert "longer than 100 years" in done.stderr
