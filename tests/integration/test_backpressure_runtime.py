@@ -28,6 +28,15 @@ def test_fifty_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, ti
     ticket = {"order_id": "A1", "amount": 40, "message": "broken"}
     with load_agent("refunds.triage", project=root, traces=store) as agent:
         agent.decide(ticket)  # load the model outside the clock
+        # What one shed decision (rules + its trace) costs on this machine right now: 50
+        # shed at their deadline finish one after another under the GIL, so the slack
+        # is 50 of them (on a quiet machine ~0.09 s; a loaded CI machine is slower).
+        sheds = []
+        for _ in range(5):
+            started = time.monotonic()
+            agent.decide(ticket, deadline_ms=1)
+            sheds.append(time.monotonic() - started)
+        slack = SLACK_S + 50 * sorted(sheds)[2]
 
         def call(_: int) -> tuple[float, object]:
             started = time.monotonic()
@@ -36,8 +45,8 @@ def test_fifty_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, ti
 
         with ThreadPoolExecutor(max_workers=50) as pool:
             results = list(pool.map(call, range(50)))
-    late = [(round(took, 3), r.provider, r.reasons) for took, r in results if took > 0.2 + SLACK_S]
-    assert late == []
+    late = [(round(took, 3), r.provider, r.reasons) for took, r in results if took > 0.2 + slack]
+    assert late == [], slack
     records = [record for _, record in results]
     shed = [r for r in records if "shed" in r.reasons]
     assert len(shed) >= 50 - 1 - 4, [r.reasons for r in records]
