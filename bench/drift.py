@@ -173,11 +173,13 @@ def evidently_time(folder: Path, options: WindowOptions) -> float | None:
         queries = DriftQueries(con, events)
         queries.select(["bench.agent0"], sel, since)
         queries.use("bench.agent0")
+        fields = ", ".join(
+            f"{queries.field(name)} AS {name}"
+            for name in ("action", "category", "amount", "confidence")
+        )
         frame = con.execute(
-            "SELECT side, r.decision.action AS action, r.decision.category AS category, "
-            "r.decision.amount AS amount, r.decision.confidence AS confidence, latency_ms, "
-            "tokens, fallback::INT AS fallback, schema_violation::INT AS schema_violation "
-            "FROM drift_flows"
+            f"SELECT side, {fields}, latency_ms, tokens, fallback::INT AS fallback, "
+            "schema_violation::INT AS schema_violation FROM drift_flows"
         ).df()
     reference = frame[frame.side == "reference"].drop(columns="side")
     current = frame[frame.side == "current"].drop(columns="side")

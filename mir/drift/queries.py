@@ -264,10 +264,18 @@ class DriftQueries(ChangePoints):
         # depended on the scan order of kept or parsed rows.
         if not params["agents"]:
             return {}
-        sample = (
-            f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() OVER "
-            f'(PARTITION BY agent ORDER BY "at" DESC, flow_id DESC) <= {DISCOVERY_SAMPLE}'
-        )
+        newest = 'ORDER BY "at" DESC, flow_id DESC'
+        if len(params["agents"]) <= 4:  # a top-N per agent: 8 ms, not 47 ms, for one agent
+            sample = " UNION ALL ".join(
+                f"(SELECT agent, decision AS d FROM ({parsed_rows}) "
+                f"WHERE agent = {_literal(agent)} {newest} LIMIT {DISCOVERY_SAMPLE})"
+                for agent in params["agents"]
+            )
+        else:  # one sort for all (72 ms for 20 agents; 20 top-Ns took 122 ms)
+            sample = (
+                f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() "
+                f"OVER (PARTITION BY agent {newest}) <= {DISCOVERY_SAMPLE}"
+            )
         found = self.con.execute(
             "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
             "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
@@ -308,7 +316,7 @@ class DriftQueries(ChangePoints):
         if field not in self.kinds:
             return {"reference": {}, "current": {}}
         rows = self.con.execute(
-            f"SELECT side, coalesce(CAST({self._field(field)} AS VARCHAR), '(none)') AS v, "
+            f"SELECT side, coalesce(CAST({self.field(field)} AS VARCHAR), '(none)') AS v, "
             "count(*) FROM drift_flows GROUP BY ALL"
         ).fetchall()
         out: dict[str, dict[str, int]] = {"reference": {}, "current": {}}
@@ -316,7 +324,7 @@ class DriftQueries(ChangePoints):
             out[side][value] = n
         return out
 
-    def _field(self, name: str) -> str:
+    def field(self, name: str) -> str:
         """One decision field of the parsed record (a struct; any key name is safe)."""
         shape = self._members[(name, _SHAPES[self.kinds[name]])]
         return f"struct_extract(r.d{shape}, {_literal(name)})"
@@ -338,8 +346,7 @@ class DriftQueries(ChangePoints):
         if not fields:
             return {}
         columns = ", ".join(
-            f"TRY_CAST({name[1:] if name.startswith('@') else self._field(name)} "
-            f'AS DOUBLE) AS "{i}"'
+            f'TRY_CAST({name[1:] if name.startswith("@") else self.field(name)} AS DOUBLE) AS "{i}"'
             for i, name in enumerate(fields)
         )
         names = ", ".join(f'"{i}"' for i in range(len(fields)))
@@ -444,9 +451,9 @@ class DriftQueries(ChangePoints):
             if lo is not None:
                 near.append(f"v <= {lo + 0.05 * span!r}")
             parts.append(
-                f"SELECT side, TRY_CAST({self._field(name)} AS DOUBLE) AS v, "
+                f"SELECT side, TRY_CAST({self.field(name)} AS DOUBLE) AS v, "
                 f"{' OR '.join(near)} AS hug "
-                f"FROM drift_flows WHERE {self._field(action_field)} = {_literal(action)}"
+                f"FROM drift_flows WHERE {self.field(action_field)} = {_literal(action)}"
             )
         rows = self.con.execute(
             f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "
