@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.drift import rows as drift_rows
 from mir.drift.change_points import ChangePoints
+from mir.drift.fields import SHAPES, decision_shapes, discover, sql_literal
 from mir.runtime import RETRYABLE as RUNTIME_RETRYABLE
 
 if TYPE_CHECKING:
@@ -36,12 +37,6 @@ RATES = {
     "stale": "stale",
     "executor_error": "executor_error",
 }
-_NUMERIC_TYPES = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')"
-# A categorical field with more distinct values than this is free text, not a category.
-MAX_CATEGORIES = 50
-# A field is numeric (categorical) when this share of its non-null values are numbers
-# (strings / booleans); the rest parse to NULL (numeric) or count as categories.
-TYPED_SHARE = 0.8
 
 # One row per finished flow, from its `final` event alone (no group-by over the flow's
 # events): the final event carries the status, every reason met on the way (retries,
@@ -102,40 +97,7 @@ class Bounds:
     n: int
 
 
-_SHAPES = {"numeric": "DOUBLE", "categorical": "VARCHAR"}
-# Decisions per agent whose JSON keys and types are read to find its fields: the kinds
-# are a majority vote (TYPED_SHARE), which 2,000 decide as well as 5,000 did, at 40 % of
-# the cost (the vote's JSON work was 0.32 s of a 20-agent check).
-DISCOVERY_SAMPLE = 2000
-# Decision fields measured per agent at most, those most sampled decisions have: a few
-# hostile decisions of 10,000 keys each made 10,000 fields, a struct of 10,000 members
-# parsed for every flow (`mir drift` ran out of memory).
-MAX_FIELDS = 64
 _MOST = 2**63 - 1  # decisions in a counted window, at most
-
-
-def _shapes(agent_kinds: dict[str, dict[str, str]]) -> tuple[list[dict[str, str]], dict[Any, int]]:
-    """The decision's parsed shapes: every agent's (field, type) in one, unless DuckDB
-    cannot hold them together (struct members ignore case: ``Amount`` and ``amount``;
-    one agent's numeric ``priority`` and another's categorical one): the next shape
-    then. Returns the shapes and the one each (field, type) is in."""
-    shapes: list[dict[str, str]] = []
-    where: dict[Any, int] = {}
-    for kinds in agent_kinds.values():
-        for name, kind in kinds.items():
-            member = (name, _SHAPES[kind])
-            if member in where:
-                continue
-            index = next(
-                (i for i, shape in enumerate(shapes) if name.lower() not in map(str.lower, shape)),
-                len(shapes),
-            )
-            if index == len(shapes):
-                shapes.append({})
-            shapes[index][name] = member[1]
-            where[member] = index
-    # (a struct needs a member: no decision fields found at all still parses)
-    return shapes or [{"(none)": "VARCHAR"}], where
 
 
 class DriftQueries(ChangePoints):
@@ -172,8 +134,8 @@ class DriftQueries(ChangePoints):
         if self._kept is None:  # the view cannot change while it is open: ask once
             self._kept = drift_rows.complete(self.con)
         parsed_rows = drift_rows.source(self.events, where, kept=self._kept)
-        self.agent_kinds = self._discover(parsed_rows, params)
-        shapes, self._members = _shapes(self.agent_kinds)
+        self.agent_kinds = discover(self.con, parsed_rows, params)
+        shapes, self._members = decision_shapes(self.agent_kinds)
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(
             "list_contains($agents, agent) AND step = 'snapshot'"
@@ -251,56 +213,10 @@ class DriftQueries(ChangePoints):
         ``drift_scope``, which is sorted by agent so the filter skips other agents' rows."""
         self.con.execute(
             "CREATE OR REPLACE TEMP VIEW drift_flows AS SELECT * FROM drift_scope "
-            f"WHERE agent = {_literal(agent)}"
+            f"WHERE agent = {sql_literal(agent)}"
         )
         self.agent = agent
         self.kinds = self.agent_kinds.get(agent, {})
-
-    def _discover(self, parsed_rows: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
-        """Decision fields per agent (name -> 'numeric' | 'categorical'), from a sample."""
-        # The newest DISCOVERY_SAMPLE finals of each agent in the scan, not the first ones
-        # scanned (a LIMIT per agent, 0.03 s faster over 270k flows): with a longer
-        # history, a field the decisions gained since was never found, and the sample
-        # depended on the scan order of kept or parsed rows.
-        if not params["agents"]:
-            return {}
-        newest = 'ORDER BY "at" DESC, flow_id DESC'
-        if len(params["agents"]) <= 4:  # a top-N per agent: 8 ms, not 47 ms, for one agent
-            sample = " UNION ALL ".join(
-                f"(SELECT agent, decision AS d FROM ({parsed_rows}) "
-                f"WHERE agent = {_literal(agent)} {newest} LIMIT {DISCOVERY_SAMPLE})"
-                for agent in params["agents"]
-            )
-        else:  # one sort for all (72 ms for 20 agents; 20 top-Ns took 122 ms)
-            sample = (
-                f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() "
-                f"OVER (PARTITION BY agent {newest}) <= {DISCOVERY_SAMPLE}"
-            )
-        found = self.con.execute(
-            "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
-            "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
-            "count(DISTINCT s) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS card, "
-            "count(*) FILTER (WHERE t <> 'NULL') AS total FROM ("
-            # each decision's members in one pass (json_each): a lookup per key re-read
-            # the whole decision, 12 s for five decisions of 10,000 keys
-            "SELECT agent, e.key AS k, e.type AS t, json_extract_string(e.value, '$') AS s "
-            f"FROM ({sample}) x, json_each(x.d) e WHERE json_type(x.d) = 'OBJECT' "
-            # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
-            "AND e.key <> '' AND NOT regexp_matches(e.key, '[\"\\\\]')) GROUP BY agent, k",
-            params,
-        ).fetchall()
-        kinds: dict[str, dict[str, str]] = {}
-        # The type most values have wins: a few hostile or malformed decisions (a string
-        # where a number belongs, an object, null) must not hide the field's drift.
-        found.sort(key=lambda row: (row[0], -row[5], row[1]))
-        for agent, name, num, cat, card, total in found:
-            if len(kinds.get(agent, {})) >= MAX_FIELDS:
-                continue
-            if num and num >= TYPED_SHARE * total:
-                kinds.setdefault(agent, {})[name] = "numeric"
-            elif cat and cat >= TYPED_SHARE * total and card <= MAX_CATEGORIES:
-                kinds.setdefault(agent, {})[name] = "categorical"
-        return kinds
 
     def bounds(self) -> dict[str, Bounds]:
         rows = self.con.execute(
@@ -326,8 +242,8 @@ class DriftQueries(ChangePoints):
 
     def field(self, name: str) -> str:
         """One decision field of the parsed record (a struct; any key name is safe)."""
-        shape = self._members[(name, _SHAPES[self.kinds[name]])]
-        return f"struct_extract(r.d{shape}, {_literal(name)})"
+        shape = self._members[(name, SHAPES[self.kinds[name]])]
+        return f"struct_extract(r.d{shape}, {sql_literal(name)})"
 
     def fields(self) -> dict[str, str]:
         """Decision fields found in the windows: name -> 'numeric' | 'categorical'."""
@@ -453,7 +369,7 @@ class DriftQueries(ChangePoints):
             parts.append(
                 f"SELECT side, TRY_CAST({self.field(name)} AS DOUBLE) AS v, "
                 f"{' OR '.join(near)} AS hug "
-                f"FROM drift_flows WHERE {self.field(action_field)} = {_literal(action)}"
+                f"FROM drift_flows WHERE {self.field(action_field)} = {sql_literal(action)}"
             )
         rows = self.con.execute(
             f"SELECT side, count_if(hug), count(*) FROM ({' UNION ALL '.join(parts)}) "
@@ -468,10 +384,6 @@ def _float(value: Any) -> float | None:
         return None
     number = float(value)
     return None if math.isnan(number) else number
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _num(value: float | None) -> str:
