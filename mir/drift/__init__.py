@@ -12,9 +12,10 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
-from mir.drift.monitor import check, measure
+from mir.drift.monitor import measure
 from mir.drift.references import history, snapshot, watch
 from mir.drift.statistics import two_proportion
+from mir.drift.suspensions import check
 from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [

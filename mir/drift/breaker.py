@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.drift.domain import DriftReport
-from mir.drift.monitor import check
+from mir.drift.suspensions import check
 from mir.drift.windows import WindowOptions
 
 

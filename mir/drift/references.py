@@ -11,8 +11,9 @@ from pathlib import Path
 
 from mir.drift import storage
 from mir.drift.domain import DriftReport, HistoryPoint, Window
-from mir.drift.monitor import _known_agents, _project, _resolve, _trace_agents, check
+from mir.drift.monitor import _known_agents, _project, _resolve, _trace_agents
 from mir.drift.queries import DriftQueries, Selection
+from mir.drift.suspensions import check
 from mir.drift.windows import DEFAULT_REFERENCE, WindowOptions, parse_duration
 from mir.errors import UsageError
 from mir.models import RegistryWatcher

@@ -180,17 +180,17 @@ def test_a_querys_own_error_is_not_a_corrupt_database(six_drifting, tmp_path, wr
 # narrowest window of the breaker, hit on purpose instead of by luck.
 KILL_AFTER_NTH_SUSPENSION = """
 import os, signal, sys
-import mir.drift.monitor as monitor
+import mir.drift.suspensions as suspensions
 calls = []
 nth = int(sys.argv[1])
-real = monitor.suspend_agent
+real = suspensions.suspend_agent
 def suspend_then_die(*args, **kwargs):
     status = real(*args, **kwargs)
     calls.append(args[0])
     if len(calls) == nth:
         os.kill(os.getpid(), signal.SIGKILL)
     return status
-monitor.suspend_agent = suspend_then_die
+suspensions.suspend_agent = suspend_then_die
 from mir.cli.app import main
 sys.argv = ["mir", "drift", "check", "--window", "7d", "--reference", "21d"]
 main()

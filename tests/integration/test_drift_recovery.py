@@ -65,12 +65,12 @@ def test_the_next_check_records_the_missing_event_once(tmp_path):
 _CHECK = """
 import sys, time
 from datetime import UTC, datetime
-from mir.drift import WindowOptions, check, monitor
-write = monitor._trace_suspension
+from mir.drift import WindowOptions, check, suspensions
+write = suspensions._trace_suspension
 def slow(*args, **kwargs):
     time.sleep(0.4)
     write(*args, **kwargs)
-monitor._trace_suspension = slow
+suspensions._trace_suspension = slow
 options = WindowOptions(window="7d", reference="21d", now=datetime(2026, 11, 1, tzinfo=UTC))
 report = check(sys.argv[1], options=options)
 print(sum("left unrecorded" in note for note in report.notes))
