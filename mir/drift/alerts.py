@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import urllib.request
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +47,8 @@ def send(settings: AlertSettings, payload: dict[str, Any]) -> list[str]:
         except (OSError, subprocess.TimeoutExpired) as exc:
             notes.append(f"alert command failed ({exc}): {settings.command}")
     if settings.webhook:
+        import urllib.request  # http.client and email: only when a webhook is set
+
         request = urllib.request.Request(
             settings.webhook,
             data=body,

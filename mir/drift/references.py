@@ -16,7 +16,6 @@ from mir.drift.queries import DriftQueries, Selection
 from mir.drift.suspensions import check
 from mir.drift.windows import DEFAULT_REFERENCE, WindowOptions, parse_duration
 from mir.errors import UsageError
-from mir.models import RegistryWatcher
 from mir.traces import TraceStore
 
 
@@ -87,6 +86,8 @@ def watch(
     A change to the project's models.toml (a promotion, a new canary) runs the next
     check at once instead of after ``every``: each check reads the registry afresh."""
     changed = threading.Event()
+    from mir.models import RegistryWatcher  # the registry's modules: only to watch
+
     subscription = RegistryWatcher.for_root(_project(project).root).subscribe(
         lambda registry: changed.set()
     )
