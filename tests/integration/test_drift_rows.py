@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,22 +27,12 @@ from mir.drift import rows as drift_rows
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
 from tests.support import drift_month
+from tests.support.drift_flows import db, decision_flow, desk
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
 END = datetime(2026, 11, 1, tzinfo=UTC)
 OPTIONS = WindowOptions(window="7d", reference="21d", now=END)
 month = drift_month.load()
 ROOT = Path(__file__).parents[2]
-
-
-def desk(folder: Path) -> Path:
-    root = folder / "desk"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
-    return root
-
-
-def db(root: Path) -> Path:
-    return root / ".mir" / "traces" / "traces.duckdb"
 
 
 def append(root: Path, events: list[TraceEvent], *, compact: bool) -> None:
@@ -144,38 +133,21 @@ flows = st.lists(
 
 def flow(index: int, spec: tuple[Any, ...]) -> list[TraceEvent]:
     decision, days, form, source, _, status = spec
-    at = END - timedelta(days=days)
-    flow_id = f"prop{index:028d}"
-    snapshot: dict[str, Any] = {"contract_hash": f"c{index % 2}", "input": {"i": index}}
-    if source:
-        snapshot["source"] = source
-    final: dict[str, Any] = {
-        "record": {"decision": decision, "latency_ms": 100.0 + index, "tokens": 10 * index}
-    }
-    if form == "current":
-        final |= {
-            "source": source or "production",
-            "contract_hash": f"c{index % 2}",
-            "prompt_hashes": [f"p{index % 3}"],
-        }
-    return [
-        TraceEvent(
-            flow_id=flow_id, seq=0, step="snapshot", agent=month.AGENT, at=at, data=snapshot
-        ),
-        TraceEvent(
-            flow_id=flow_id,
-            seq=1,
-            step="final",
-            agent=month.AGENT,
-            at=at + timedelta(seconds=1),
-            status=status,
-            reasons=["low_confidence"] if index % 3 == 0 else [],
-            provider="rules" if status == "fallback" else "llama",
-            model=f"m{index % 3}",
-            cost_usd=0.001 * index,
-            data=final,
-        ),
-    ]
+    return decision_flow(
+        f"prop{index:028d}",
+        month.AGENT,
+        END - timedelta(days=days),
+        {"decision": decision, "latency_ms": 100.0 + index, "tokens": 10 * index},
+        source=source,
+        legacy=form == "legacy",
+        contract=f"c{index % 2}",
+        prompts=[f"p{index % 3}"],
+        status=status,
+        reasons=["low_confidence"] if index % 3 == 0 else [],
+        provider="rules" if status == "fallback" else "llama",
+        model=f"m{index % 3}",
+        cost_usd=0.001 * index,
+    )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,20 +19,10 @@ from mir.drift import WindowOptions, measure
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
 from tests.support import drift_month
+from tests.support.drift_flows import db, decision_flow, desk
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
 END = datetime(2026, 11, 1, tzinfo=UTC)
 month = drift_month.load()
-
-
-def desk(folder: Path) -> Path:
-    root = folder / "desk"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
-    return root
-
-
-def db(root: Path) -> Path:
-    return root / ".mir" / "traces" / "traces.duckdb"
 
 
 def flows(start: int, count: int, at: datetime, *, source: str | None, legacy: bool = False):
@@ -40,37 +30,23 @@ def flows(start: int, count: int, at: datetime, *, source: str | None, legacy: b
     production flow; ``legacy``: the source is in the snapshot only (finals from before)."""
     events = []
     for i in range(start, start + count):
-        when = at + timedelta(seconds=i - start)
-        flow_id = f"atk{i:029d}"
-        snapshot: dict[str, Any] = {"contract_hash": "c1", "input": {"i": i}}
-        final: dict[str, Any] = {
-            "record": {
+        events += decision_flow(
+            f"atk{i:029d}",
+            month.AGENT,
+            at + timedelta(seconds=i - start),
+            {
                 "decision": {"action": "refund", "amount": 10.0, "confidence": 0.9},
                 "latency_ms": 100.0,
                 "tokens": 10,
-            }
-        }
-        if source:
-            snapshot["source"] = source
-        if not legacy:
-            final |= {"source": source or "production", "contract_hash": "c1"}
-        events += [
-            TraceEvent(
-                flow_id=flow_id, seq=0, step="snapshot", agent=month.AGENT, at=when, data=snapshot
-            ),
-            TraceEvent(
-                flow_id=flow_id,
-                seq=1,
-                step="final",
-                agent=month.AGENT,
-                at=when + timedelta(milliseconds=500),
-                status="executed",
-                provider="llama",
-                model="m",
-                cost_usd=0.001,
-                data=final,
-            ),
-        ]
+            },
+            source=source,
+            legacy=legacy,
+            final_after=timedelta(milliseconds=500),
+            status="executed",
+            provider="llama",
+            model="m",
+            cost_usd=0.001,
+        )
     return events
 
 
