@@ -41,10 +41,11 @@ RATES = {
 # One row per finished flow, from its `final` event alone (no group-by over the flow's
 # events): the final event carries the status, every reason met on the way (retries,
 # review, re-check, executor), the decision, the record's wall time, tokens, cost and
-# model, and the flow's source, contract hash and prompts beside the record. Flows still pending
-# review are counted once they end. The events come parsed (`rows.py`: kept parsed in
-# the store, or parsed now); the decision is parsed here into typed structs (`r.d0`,
-# more when names collide: `_shapes`) holding the decision fields found. Only
+# model, and the flow's source, contract hash and prompts beside the record. Flows
+# still pending review are counted once they end. The events come parsed (`rows.py`:
+# kept parsed in the store, or parsed now); the decision is parsed here into typed
+# structs (`r.d0`, more when names collide: `fields.decision_shapes`) holding the
+# decision fields found. Only
 # production flows count: a final naming another source (eval, shadow) is dropped
 # here, before windows counted in decisions (`--last N`) are cut, so they never take a
 # production decision's place; a final from before the source was written there

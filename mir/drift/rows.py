@@ -73,8 +73,10 @@ def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
 def complete(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the parsed rows cover every event in the database (append-only: equal
     counts mean the same rows)."""
-    if not _has_tables(con):
-        return False
+    return _has_tables(con) and _covered(con)
+
+
+def _covered(con: duckdb.DuckDBPyConnection) -> bool:
     row = con.execute(
         "SELECT (SELECT count(*) FROM events) = (SELECT coalesce(sum(events), 0) "
         "FROM drift_ingested) AND (SELECT count(*) FROM events WHERE step = 'final') = "
@@ -88,7 +90,7 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
     transaction (a kill leaves the rows as they were); returns the segments parsed.
     ``con`` must be writable and migrated; tables dropped by hand stay dropped (reads
     then parse every time)."""
-    if not _has_tables(con) or complete(con):
+    if not _has_tables(con) or _covered(con):
         return 0
     con.execute("BEGIN TRANSACTION")
     try:
