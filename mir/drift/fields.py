@@ -23,6 +23,13 @@ DISCOVERY_SAMPLE = 2000
 # hostile decisions of 10,000 keys each made 10,000 fields, a struct of 10,000 members
 # parsed for every flow (`mir drift` ran out of memory).
 MAX_FIELDS = 64
+# Bounds on the field sample's work, applied before any value is parsed: a decision's
+# JSON text longer than this is left out of the sample (its fields still count where
+# other decisions carry them; a contract's bounded strings stay far below it), at most
+# KEYS_READ keys of each are read, and the CANDIDATES keys most decisions have are typed.
+MAX_DECISION_TEXT = 64 * 1024
+KEYS_READ = 256
+CANDIDATES = 4 * MAX_FIELDS
 
 
 def decision_shapes(
@@ -74,19 +81,38 @@ def discover(
             f"SELECT agent, decision AS d FROM ({parsed_rows}) QUALIFY row_number() "
             f"OVER (PARTITION BY agent {newest}) <= {DISCOVERY_SAMPLE}"
         )
+    # Work and memory are bounded before the members are parsed: a decision whose JSON
+    # text is over MAX_DECISION_TEXT is left out of the sample, the keys of each are read
+    # without their values (at most KEYS_READ), and only the CANDIDATES keys most sampled
+    # decisions have are typed. Ten decisions of 10,000 distinct keys each made 100,000
+    # groups of a distinct count: 48 s and 12.9 GB, then DuckDB ran out of memory.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE drift_sample AS SELECT agent, d "
+        f"FROM ({sample}) WHERE strlen(d) <= {MAX_DECISION_TEXT}",
+        params,
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE drift_candidates AS SELECT agent, k FROM ("
+        "SELECT agent, k, count(*) AS seen FROM (SELECT agent, "
+        f"unnest(list_slice(json_keys(d), 1, {KEYS_READ})) AS k FROM drift_sample "
+        "WHERE json_type(d) = 'OBJECT') "
+        # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
+        "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]') GROUP BY agent, k) "
+        f"QUALIFY row_number() OVER (PARTITION BY agent ORDER BY seen DESC, k) <= {CANDIDATES}"
+    )
     found = con.execute(
         "SELECT agent, k, count(*) FILTER (WHERE t IN " + _NUMERIC_TYPES + ") AS num, "
         "count(*) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS cat, "
         "count(DISTINCT s) FILTER (WHERE t IN ('VARCHAR', 'BOOLEAN')) AS card, "
         "count(*) FILTER (WHERE t <> 'NULL') AS total FROM ("
-        # each decision's members in one pass (json_each): a lookup per key re-read
-        # the whole decision, 12 s for five decisions of 10,000 keys
+        # each decision's members in one pass (json_each, streamed and filtered to the
+        # candidates): a lookup per key re-read the whole decision, 12 s for five
+        # decisions of 10,000 keys
         "SELECT agent, e.key AS k, e.type AS t, json_extract_string(e.value, '$') AS s "
-        f"FROM ({sample}) x, json_each(x.d) e WHERE json_type(x.d) = 'OBJECT' "
-        # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
-        "AND e.key <> '' AND NOT regexp_matches(e.key, '[\"\\\\]')) GROUP BY agent, k",
-        params,
+        "FROM drift_sample x, json_each(x.d) e WHERE json_type(x.d) = 'OBJECT') "
+        "SEMI JOIN drift_candidates USING (agent, k) GROUP BY agent, k"
     ).fetchall()
+    con.execute("DROP TABLE drift_candidates; DROP TABLE drift_sample")
     kinds: dict[str, dict[str, str]] = {}
     # The type most values have wins: a few hostile or malformed decisions (a string
     # where a number belongs, an object, null) must not hide the field's drift.

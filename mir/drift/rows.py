@@ -16,8 +16,13 @@ events as before. Live segment lines (not yet compacted) are always parsed at re
 time. Shadowed rows (a repeated event_id) are dropped at read time, as for events.
 
 The rows are derived data: deleting both tables (or the whole database's drift tables)
-loses nothing; the next writing run parses again. ``mir traces verify`` checks the
-events, not these rows: an edit of ``drift_rows`` by hand is not detected.
+loses nothing; reads then parse the events. Damage is never fatal: tables whose columns
+are not the migration's (dropped, retyped, added, a view in their place) are not read,
+and the next writing run drops and rebuilds them; a kept row a query cannot parse (its
+decision text not JSON) makes the run parse the events instead, and a writing run
+rebuilds every row (``rebuild``). ``mir traces verify`` checks the events, not these
+rows: an edit by hand that leaves them well-formed (another agent, another valid JSON
+decision) is not detected.
 """
 
 from __future__ import annotations
@@ -62,18 +67,106 @@ def parsed(finals: str) -> str:
     )
 
 
-def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE NOT temporary "
-        "AND table_name IN ('drift_rows', 'drift_ingested', 'events')"
-    ).fetchone()
-    return bool(row and row[0] == 3)
+# The tables as migration ``0006_create_drift_rows`` creates them (kept equal to it by
+# tests/unit/drift/test_rows_schema.py): what a rebuild creates again.
+TABLES = (
+    "CREATE TABLE drift_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
+    'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
+    "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
+    "src VARCHAR, contract_hash VARCHAR, prompt_hashes VARCHAR[], latency_ms DOUBLE, "
+    "tokens DOUBLE, "
+    "decision VARCHAR)",
+    "CREATE TABLE drift_ingested (ingested_segment VARCHAR PRIMARY KEY, "
+    "upto BIGINT NOT NULL, events BIGINT NOT NULL)",
+)
+# Their columns as DuckDB's catalog names them, in order.
+SHAPE = {
+    "drift_rows": (
+        ("segment", "VARCHAR"),
+        ("n", "BIGINT"),
+        ("agent", "VARCHAR"),
+        ("flow_id", "VARCHAR"),
+        ("at", "TIMESTAMP WITH TIME ZONE"),
+        ("status", "VARCHAR"),
+        ("reasons", "VARCHAR[]"),
+        ("provider", "VARCHAR"),
+        ("model", "VARCHAR"),
+        ("cost_usd", "DOUBLE"),
+        ("src", "VARCHAR"),
+        ("contract_hash", "VARCHAR"),
+        ("prompt_hashes", "VARCHAR[]"),
+        ("latency_ms", "DOUBLE"),
+        ("tokens", "DOUBLE"),
+        ("decision", "VARCHAR"),
+    ),
+    "drift_ingested": (("ingested_segment", "VARCHAR"), ("upto", "BIGINT"), ("events", "BIGINT")),
+}
+
+
+def _state(con: duckdb.DuckDBPyConnection) -> str:
+    """'sound' (both tables, the migration's columns), 'absent' (one or both dropped,
+    or no events table) or 'damaged' (present, or a view in their place, but not the
+    migration's columns)."""
+    names = {
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND schema_name = "
+            "current_schema() AND table_name IN ('drift_rows', 'drift_ingested', 'events')"
+        ).fetchall()
+    }
+    views = {
+        row[0]
+        for row in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT temporary AND schema_name = "
+            "current_schema() AND view_name IN ('drift_rows', 'drift_ingested')"
+        ).fetchall()
+    }
+    if views:
+        return "damaged" if "events" in names else "absent"
+    if names != {"drift_rows", "drift_ingested", "events"}:
+        return "absent"
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name IN ('drift_rows', 'drift_ingested') "
+        "ORDER BY table_name, column_index"
+    ).fetchall():
+        columns.setdefault(table, []).append((column, kind))
+    sound = all(tuple(columns.get(table, ())) == shape for table, shape in SHAPE.items())
+    return "sound" if sound else "damaged"
 
 
 def complete(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the parsed rows cover every event in the database (append-only: equal
-    counts mean the same rows)."""
-    return _has_tables(con) and _covered(con)
+    """Whether the parsed rows can be read and cover every event in the database
+    (append-only: equal counts mean the same rows)."""
+    return _state(con) == "sound" and _covered(con)
+
+
+def rebuild(con: duckdb.DuckDBPyConnection) -> int:
+    """Drop the parsed rows (damaged: a row a query could not parse, columns that are
+    not the migration's) and parse every final event again, in one transaction; ``con``
+    must be writable. Returns the segments parsed."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _recreate(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return ingest(con)
+
+
+def _recreate(con: duckdb.DuckDBPyConnection) -> None:
+    for name in ("drift_rows", "drift_ingested"):
+        kind = con.execute(
+            "SELECT 'VIEW' FROM duckdb_views() WHERE NOT temporary AND schema_name = "
+            "current_schema() AND view_name = $name",
+            {"name": name},
+        ).fetchone()
+        con.execute(f"DROP {kind[0] if kind else 'TABLE'} IF EXISTS {name}")
+    for sql in TABLES:
+        con.execute(sql)
 
 
 def _covered(con: duckdb.DuckDBPyConnection) -> bool:
@@ -89,8 +182,11 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
     """Parse the final events of every segment not parsed as it stands now, in one
     transaction (a kill leaves the rows as they were); returns the segments parsed.
     ``con`` must be writable and migrated; tables dropped by hand stay dropped (reads
-    then parse every time)."""
-    if not _has_tables(con) or _covered(con):
+    then parse every time), tables whose columns are damaged are rebuilt."""
+    state = _state(con)
+    if state == "damaged":
+        return rebuild(con)
+    if state == "absent" or _covered(con):
         return 0
     con.execute("BEGIN TRANSACTION")
     try:
