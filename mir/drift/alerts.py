@@ -2,6 +2,9 @@
 
 An alert is best effort: a failing command or an unreachable webhook becomes a note in
 the report, never an error that would stop the breaker from suspending the next agent.
+``timeout_s`` is each alert's total deadline, not a per-read timeout: a webhook that
+answers one byte every 2 s (each read inside the timeout) once held a check forever.
+The breaker suspends every agent before it sends any alert.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import threading
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +30,12 @@ class AlertSettings(BaseModel):
     on: list[Literal["warn", "suspend"]] = Field(
         default_factory=lambda: ["warn", "suspend"], description="Verdicts that alert."
     )
-    timeout_s: float = Field(5.0, gt=0)
+    timeout_s: float = Field(
+        5.0,
+        gt=0,
+        description="Each alert's total deadline (command or webhook, connecting and "
+        "reading included): past it the alert is a note and the check goes on.",
+    )
 
 
 def send(settings: AlertSettings, payload: dict[str, Any]) -> list[str]:
@@ -47,17 +56,33 @@ def send(settings: AlertSettings, payload: dict[str, Any]) -> list[str]:
         except (OSError, subprocess.TimeoutExpired) as exc:
             notes.append(f"alert command failed ({exc}): {settings.command}")
     if settings.webhook:
-        import urllib.request  # http.client and email: only when a webhook is set
+        notes += _post(settings.webhook, body, settings.timeout_s)
+    return notes
 
-        request = urllib.request.Request(
-            settings.webhook,
-            data=body,
-            headers={"Content-Type": "application/json", "User-Agent": "mir-drift"},
-            method="POST",
-        )
+
+def _post(url: str, body: bytes, deadline_s: float) -> list[str]:
+    """POST ``body`` to ``url`` within ``deadline_s`` in all: the request runs in a daemon
+    thread that is left behind past the deadline (a process exiting does not wait for it)."""
+    import urllib.request  # http.client and email: only when a webhook is set
+
+    request = urllib.request.Request(
+        url,
+        data=body,
+        headers={"Content-Type": "application/json", "User-Agent": "mir-drift"},
+        method="POST",
+    )
+    problems: list[str] = []
+
+    def deliver() -> None:
         try:
-            with urllib.request.urlopen(request, timeout=settings.timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=deadline_s) as response:
                 response.read()
         except (OSError, ValueError) as exc:
-            notes.append(f"alert webhook failed ({exc}): {settings.webhook}")
-    return notes
+            problems.append(f"alert webhook failed ({exc}): {url}")
+
+    thread = threading.Thread(target=deliver, name="mir-drift-alert", daemon=True)
+    thread.start()
+    thread.join(deadline_s)
+    if thread.is_alive():
+        return [f"alert webhook failed (no full answer within {deadline_s:g} s): {url}"]
+    return problems

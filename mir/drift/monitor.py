@@ -191,6 +191,18 @@ def _measure_agent(
     if options.last is not None:  # count windows: their times are what was found
         reference = reference.model_copy(update={"start": ref_b.first, "end": ref_b.last})
         current = current.model_copy(update={"start": cur_b.first, "end": cur_b.last})
+    resumed = queries.resumed.get(agent)
+    if resumed is not None and (
+        cur_b.n < options.last
+        if options.last is not None
+        else current.start is None or resumed > current.start
+    ):
+        # a resume started a new window: only the decisions since count
+        label = f"{current.label} since resumed {resumed:%Y-%m-%d %H:%M}"
+        update: dict[str, Any] = {"label": label}
+        if options.last is None:
+            update["start"] = min(resumed, now)
+        current = current.model_copy(update=update)
     reference = reference.model_copy(update={"decisions": ref_b.n})
     current = current.model_copy(update={"decisions": cur_b.n})
     if not ref_b.n and not cur_b.n:
@@ -245,6 +257,31 @@ def agent_metrics(
     return metrics, causes
 
 
+def _resumed(known: dict[str, _Agent]) -> dict[str, datetime]:
+    """Agents an operator resumed, and when: an active agent with a recorded state was
+    resumed then (only a resume records an active state)."""
+    out = {}
+    for name, agent in known.items():
+        if not agent.suspended and agent.at:
+            try:
+                out[name] = datetime.fromisoformat(agent.at)
+            except ValueError:  # a hand-edited state file: no resume time to start from
+                continue
+    return out
+
+
+def _rows_note(con: Any, writable: bool) -> str:
+    """Drift's parsed rows held a row no query could read: this run parsed the events;
+    a writing run rebuilds the rows from them (derived data, nothing is lost)."""
+    if writable:
+        rows.rebuild(con)
+        return "drift's parsed rows (drift_rows) were damaged: read from the events, and rebuilt"
+    return (
+        "drift's parsed rows (drift_rows) are damaged: read from the events "
+        "(a run that can write the store rebuilds them)"
+    )
+
+
 def measure(
     project: str | Path | None = None,
     agents: Sequence[str] = (),
@@ -274,6 +311,7 @@ def measure(
         if not in_traces:
             notes.append("no decisions yet")
         queries = DriftQueries(con, events)
+        queries.resumed = _resumed(known)
         grader = RubricGrader(con, events, proj) if options.rubrics else None
         if options.frozen_reference is None and chosen:  # one pass for every agent
             selection, since, _, _ = _selection(options, now, None)
@@ -307,6 +345,8 @@ def measure(
             results.append(result)
         if grader is not None:
             notes += grader.notes
+        if queries.damaged_rows:
+            notes.append(_rows_note(con, writable))
         report = DriftReport(run_id=report_id, at=now, agents=results, notes=notes)
         if store and writable and results:
             storage.store_report(con, report, options.describe())

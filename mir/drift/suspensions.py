@@ -64,9 +64,10 @@ def check(
     checked = []
     for name in _record_unrecorded(proj, known, report):
         notes.append(f"{name}: recorded the suspension a killed check left unrecorded")
+    # Every agent past a suspend level is suspended first; the alerts go out after, so a
+    # slow alert endpoint never delays the brake of the next agent.
     for agent in report.agents:
-        verdict = agent.verdict
-        if verdict == "suspend":
+        if agent.verdict == "suspend":
             entry = known.get(agent.agent)
             if entry is None:
                 notes.append(
@@ -79,9 +80,10 @@ def check(
                 suspend_agent(agent.agent, project=proj.root, reason=reason, by="mir drift")
                 _trace_suspension(proj, agent.agent, agent, reason, report)
                 agent = agent.model_copy(update={"suspended": True})
-        if verdict in alerts.on and (alerts.command or alerts.webhook):
-            notes += send(alerts, _payload(report, agent, verdict))
         checked.append(agent)
+    for agent in checked:
+        if agent.verdict in alerts.on and (alerts.command or alerts.webhook):
+            notes += send(alerts, _payload(report, agent, agent.verdict))
     return report.model_copy(update={"agents": checked, "notes": notes})
 
 
