@@ -7,6 +7,12 @@ cache answers it. The judge runs in eval mode: its flows are traced with source
 ``eval`` and never count as production decisions. Metric ``rubric:<name>``: the drop of
 the mean score (reference minus current, 0 when scores rose), with the KS test on the
 two score samples for its p-value (``statistics``).
+
+A judge's word suspends only when it is calibrated, as a suite's judge assertions gate
+only then (``Judge.gating``): the latest calibration of this judge (model and prompt
+hash) in the rubric judge's ``calibration`` file (relative to the contract) must exist
+and reach its ``min_kappa`` (any kappa when none is set). Otherwise the metric reports
+(a suspend level past is a warn) and the report says why.
 """
 
 from __future__ import annotations
@@ -159,12 +165,15 @@ class RubricGrader:
         scores: dict[str, list[float]] = {side: [] for side in SIDES}
         problems = 0
         settings = rubric.judge or JudgeSettings()
+        if settings.min_kappa is None:  # never calibrated at all: not a word to suspend on
+            settings = settings.model_copy(update={"min_kappa": -1.0})
         with self.open_judge(
             settings,
             suite_dir=contract_path.parent,
             project=self.proj,
             response_cache=self.proj.state_dir / "cache",
         ) as judge:
+            trusted, why = judge.gating()
             for side in SIDES:
                 for flow_id in chosen[side]:
                     entry = asked.get(flow_id, {})
@@ -194,7 +203,7 @@ class RubricGrader:
             drop = max(mean_r - mean_c, 0.0)  # a rise in scores is not drift to suspend on
             merged = stats.merge_samples(ref, cur)
             p = stats.ks_pvalue(stats.ks_statistic(merged), len(ref), len(cur))
-        return judge_levels.result(
+        result = judge_levels.result(
             f"rubric:{rubric.name}",
             "rubric",
             kind="semantic",
@@ -205,4 +214,12 @@ class RubricGrader:
             n=(len(ref), len(cur)),
             min_samples=rubric.min_samples,
             detail=f"mean judge score, {len(ref)} vs {len(cur)} decisions graded",
+        )
+        if trusted:
+            return result
+        why = why or "judge not calibrated"
+        self.notes.append(f"{agent}: rubric {rubric.name} does not suspend: {why}")
+        verdict = "warn" if result.verdict == "suspend" else result.verdict
+        return result.model_copy(
+            update={"verdict": verdict, "detail": f"{result.detail}; reports only: {why}"}
         )

@@ -41,13 +41,42 @@ def desk(tmp_path: Path) -> Path:
     return root
 
 
+def calibrate(root: Path, kappa: float | None) -> None:
+    """A calibration record of the scripted judge beside the contract (None: none at all)."""
+    from mir.evals.judging import judge_prompt_hash
+
+    records = (root / CONTRACT).parent / "judge-calibration.json"
+    if kappa is None:
+        records.unlink(missing_ok=True)
+        return
+    record = {
+        "judge_model": "scripted",
+        "prompt_hash": judge_prompt_hash(),
+        "kind": "rubric",
+        "kappa": kappa,
+        "agreement": 0.9,
+        "n": 60,
+        "labels": "labels.jsonl",
+        "at": "2026-11-30T12:00:00Z",
+    }
+    records.write_text(json.dumps([record]))
+
+
 def add_rubric(
-    root: Path, scores: list[float], path: str = "reason", min_samples: int = 200
+    root: Path,
+    scores: list[float],
+    path: str = "reason",
+    min_samples: int = 200,
+    *,
+    kappa: float | None = 0.8,
+    min_kappa: float | None = None,
 ) -> int:
-    """A rubric on the (example's) triage contract, its judge scripted; returns the
-    path's line."""
+    """A rubric on the (example's) triage contract, its judge scripted and calibrated to
+    ``kappa``; returns the path's line."""
     contract = root / CONTRACT
+    calibrate(root, kappa)
     (contract.parent / "judge.jsonl").write_text("".join(said(s) + "\n" for s in scores))
+    gate = "" if min_kappa is None else f", min_kappa: {min_kappa}"
     text = (EXAMPLE / CONTRACT).read_text()
     contract.write_text(
         text
@@ -58,7 +87,9 @@ def add_rubric(
         + "      rubric: The reason names the customer's actual problem.\n"
         + f"      path: {path}\n"
         + f"      sample: {SAMPLE}\n"
-        + "      judge: {provider: scripted, responses: judge.jsonl}\n"
+        + "      judge: {provider: scripted, responses: judge.jsonl"
+        + gate
+        + "}\n"
     )
     return len(text.splitlines()) + 6
 
@@ -127,3 +158,37 @@ def test_the_watch_loop_grades_rubrics_too(run_mir, desk: Path):
     result = run_mir(*args, cwd=desk)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "suspend: rubric:reason_fits = 0.7" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("kappa", "min_kappa", "why"),
+    [
+        (None, None, "judge not calibrated: no calibration of model scripted"),
+        (-0.36, 0.4, "judge not calibrated: rubric kappa -0.36 < min_kappa 0.4"),
+    ],
+    ids=["never-calibrated", "kappa-below-min"],
+)
+def test_an_uncalibrated_judge_reports_but_never_suspends(
+    run_mir, desk: Path, kappa, min_kappa, why
+):
+    """Rubric drift suspended an agent on the word of a judge never calibrated, or whose
+    last calibration (kappa -0.36) was below min_kappa: it reports, and says why."""
+    add_rubric(
+        desk, [0.9] * SAMPLE + [0.2] * SAMPLE, min_samples=100_000, kappa=kappa,
+        min_kappa=min_kappa,
+    )  # fmt: skip
+    check = run_mir("drift", "check", "triage", *WEEK4, "--rubrics", "--format", "json", cwd=desk)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert (
+        not (desk / ".mir" / "agents.json").exists()
+        or "suspended" not in (desk / ".mir" / "agents.json").read_text()
+    )
+    report = json.loads(check.stdout)
+    metric = rubric_of(report)
+    assert metric["verdict"] == "warn" and metric["value"] == pytest.approx(0.7)
+    assert why in metric["detail"]
+    assert any("does not suspend" in note and why in note for note in report["notes"])
+    # calibrated to the bar: the same drop suspends
+    calibrate(desk, 0.5 if min_kappa else 0.1)
+    again = run_mir("drift", "check", "triage", *WEEK4, "--rubrics", cwd=desk)
+    assert again.returncode == 1 and "SUSPENDED by the breaker" in again.stdout
