@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from mir.cli.output import console, error_console, literal, print_listing
+from mir.cli.drift_render import render, render_history
+from mir.cli.output import console, error_console, literal
 
 if TYPE_CHECKING:
-    from mir.drift import DriftReport, HistoryPoint, WindowOptions
+    from mir.drift import DriftReport, WindowOptions
 
 PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
@@ -41,14 +42,6 @@ RUBRICS = typer.Option(
 HTML = typer.Option(
     None, "--html", dir_okay=False, help="Also write the report as one HTML page to this file."
 )
-SPARK = "▁▂▃▄▅▆▇█"
-_VERDICT_STYLE = {
-    "suspend": "bold red",
-    "warn": "yellow",
-    "ok": "green",
-    "not_enough_data": "dim",
-    "info": "dim",
-}
 
 
 class _DefaultGroup(TyperGroup):
@@ -87,7 +80,10 @@ def _check_format(fmt: str) -> None:
 
 def _tick(report: DriftReport, fmt: str, project: Path | None) -> None:
     """One `mir drift watch` tick: the drift report, then the canaries' rollback check (a
-    problem with the canaries is a line on stderr, never the end of the watch)."""
+    problem with the canaries is a line on stderr, never the end of the watch). Each
+    tick starts with its time (the JSON report carries it as ``at``)."""
+    if fmt != "json":
+        console().print(literal(f"-- check at {report.at:%Y-%m-%d %H:%M:%S} UTC"))
     render(report, fmt, show_all=False, brief=True)
     from mir.cli.models_canary import render_check
     from mir.releases import check_canaries
@@ -247,138 +243,3 @@ def _write_html(report: DriftReport, target: Path | None) -> None:
         target.write_text(page(report), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write --html {target} ({exc.strerror})") from exc
-
-
-# ---------------------------------------------------------------------------- rendering
-def sparkline(values: list[float | None]) -> str:
-    numbers = [v for v in values if v is not None]
-    if not numbers:
-        return ""
-    low, high = min(numbers), max(numbers)
-    span = high - low
-    out = []
-    for v in values:
-        if v is None:
-            out.append(" ")
-        else:
-            out.append(SPARK[int((v - low) / span * (len(SPARK) - 1)) if span else 0])
-    return "".join(out)
-
-
-def _histogram(shares: list[float]) -> str:
-    if not shares:
-        return ""
-    top = max(shares) or 1.0
-    return "".join(SPARK[min(len(SPARK) - 1, int(s / top * (len(SPARK) - 1)))] for s in shares)
-
-
-def _number(value: float | None, metric: str) -> str:
-    if value is None:
-        return "-"
-    if metric.startswith("rate.") or metric == "limits.hugging":
-        return f"{value:.1%}"
-    return f"{value:.4g}"
-
-
-def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False) -> None:
-    if fmt == "json":
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from rich.table import Table
-    from rich.text import Text
-
-    from mir.drift import KINDS
-
-    out = console()
-    for note in report.notes:
-        error_console().print(literal(note))
-    for agent in report.agents:
-        verdict = agent.verdict
-        head = Text.assemble(
-            (agent.agent, "bold"),
-            "  ",
-            (verdict.upper(), _VERDICT_STYLE.get(verdict, "")),
-            ("  SUSPENDED by the breaker" if agent.suspended else "", "bold red"),
-            f"  current {agent.current.label} ({agent.current.decisions} decisions) vs "
-            f"reference {agent.reference.label} ({agent.reference.decisions} decisions)",
-        )
-        out.print(head)
-        if brief:
-            for metric in agent.tripped("suspend") + agent.tripped("warn"):
-                out.print(literal(f"  {metric.verdict}: {metric.metric} = {metric.value:.4g}"))
-            continue
-        for kind in KINDS:
-            rows = [
-                m
-                for m in agent.metrics
-                if m.kind == kind and (show_all or m.verdict in ("warn", "suspend"))
-            ]
-            if not rows:
-                continue
-            table = Table(title=f"{kind} drift", title_justify="left", show_edge=False)
-            for column in (
-                "metric",
-                "reference",
-                "current",
-                "value",
-                "p",
-                "warn/suspend",
-                "verdict",
-                "histogram ref | cur",
-                "detail",
-            ):
-                table.add_column(column)
-            for m in rows:
-                levels = f"{_number(m.warn, m.metric)}/{_number(m.suspend, m.metric)}"
-                if m.metric.startswith("rate.") or m.metric == "limits.hugging":
-                    levels = f"{_number(m.warn, 'x')}/{_number(m.suspend, 'x')}"
-                table.add_row(
-                    literal(m.metric),
-                    literal(_number(m.reference, m.metric)),
-                    literal(_number(m.current, m.metric)),
-                    literal(_number(m.value, "x")),
-                    literal("-" if m.p_value is None else f"{m.p_value:.2g}"),
-                    literal(levels),
-                    literal(m.verdict.replace("_", " "), _VERDICT_STYLE.get(m.verdict, "")),
-                    literal(
-                        f"{_histogram(m.reference_histogram)} | {_histogram(m.current_histogram)}"
-                        if m.reference_histogram
-                        else ""
-                    ),
-                    literal(m.detail),
-                )
-            print_listing(table)
-        if agent.likely_causes:
-            out.print(literal("likely causes: " + "; ".join(agent.likely_causes)))
-        for m in agent.metrics:
-            if m.family == "rubric" and m.verdict == "info" and not show_all:
-                out.print(literal(f"  {m.metric}: {m.detail}"))
-        if not show_all and not (agent.tripped("warn") or agent.tripped("suspend")):
-            out.print(literal(f"  {len(agent.metrics)} metrics, none moved (--all to list them)"))
-
-
-def render_history(points: list[HistoryPoint]) -> None:
-    from rich.table import Table
-
-    if not points:
-        console().print("no drift runs recorded yet (run `mir drift` or `mir drift check`)")
-        return
-    by_metric: dict[str, list[HistoryPoint]] = {}
-    for point in points:
-        by_metric.setdefault(point.metric, []).append(point)
-    table = Table(show_edge=False)
-    for column in ("metric", "kind", "runs", "first", "last", "latest", "verdict", "trend"):
-        table.add_column(column)
-    for metric, series in by_metric.items():
-        latest = series[-1]
-        table.add_row(
-            literal(metric),
-            literal(latest.kind),
-            literal(len(series)),
-            literal(f"{series[0].at:%Y-%m-%d %H:%M}"),
-            literal(f"{latest.at:%Y-%m-%d %H:%M}"),
-            literal(_number(latest.value, "x")),
-            literal(latest.verdict.replace("_", " "), _VERDICT_STYLE.get(latest.verdict, "")),
-            literal(sparkline([p.value for p in series[-40:]])),
-        )
-    print_listing(table)

@@ -309,11 +309,33 @@ def is_drift_metric(name: str) -> bool:
     return prefix == "field" and bool(field) and statistic in DRIFT_FIELD_STATISTICS
 
 
+def _closest_metric(name: str, rubrics: list[str]) -> str | None:
+    """The known metric a misspelt ``name`` most likely means (``field.<x>.<stat>``: the
+    closest statistic, the field kept)."""
+    import difflib
+
+    head, _, statistic = name.rpartition(".")
+    if head.startswith("field.") and head != "field.":
+        found = difflib.get_close_matches(statistic, DRIFT_FIELD_STATISTICS, n=1, cutoff=0.5)
+        return f"{head}.{found[0]}" if found else None
+    found = difflib.get_close_matches(name, [*DRIFT_METRICS, *rubrics], n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
 class DriftLevel(_Strict):
     """Where a metric warns and where it suspends the agent (either may be left out)."""
 
     warn: float | None = Field(None, ge=0)
     suspend: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _warn_first(self) -> DriftLevel:
+        if self.warn is not None and self.suspend is not None and self.warn > self.suspend:
+            raise ValueError(
+                f"warn {self.warn:g} is above suspend {self.suspend:g}: a metric would "
+                "suspend the agent before it warns (swap them)"
+            )
+        return self
 
 
 # A rubric never grades more decisions than this per window: each one is a model call.
@@ -390,8 +412,10 @@ class DriftSettings(_Strict):
             if not is_drift_metric(name) or (name.startswith("rubric:") and name not in rubrics)
         ]
         if unknown:
+            guesses = [g for name in unknown if (g := _closest_metric(name, sorted(rubrics)))]
+            hint = f"did you mean {', '.join(map(repr, guesses))}? " if guesses else ""
             raise ValueError(
-                f"unknown drift metric(s) {', '.join(map(repr, unknown))}; known: "
+                f"unknown drift metric(s) {', '.join(map(repr, unknown))}; {hint}known: "
                 f"{', '.join(DRIFT_METRICS)}, field.<name>.<{'|'.join(DRIFT_FIELD_STATISTICS)}>"
             )
         return self

@@ -164,8 +164,14 @@ class AgentDrift(BaseModel):
 
     @property
     def verdict(self) -> Verdict:
+        """The worst metric's verdict; ``not_enough_data`` when no metric could be judged
+        (every one short of decisions, or none measured; a change point judges one
+        decision, which says nothing of drift): that is no "ok"."""
         worst = max((m.verdict for m in self.metrics), key=SEVERITY.__getitem__, default="ok")
-        return worst if SEVERITY[worst] else "ok"
+        if SEVERITY[worst]:
+            return worst
+        judged = any(m.verdict == "ok" and m.family != "change" for m in self.metrics)
+        return "ok" if judged else "not_enough_data"
 
     def tripped(self, verdict: Verdict) -> list[MetricResult]:
         return [m for m in self.metrics if m.verdict == verdict]
