@@ -264,9 +264,10 @@ def _resumed(known: dict[str, _Agent]) -> dict[str, datetime]:
     for name, agent in known.items():
         if not agent.suspended and agent.at:
             try:
-                out[name] = datetime.fromisoformat(agent.at)
-            except ValueError:  # a hand-edited state file: no resume time to start from
+                at = datetime.fromisoformat(agent.at)
+            except (TypeError, ValueError):  # a hand-edited state file: no time to start from
                 continue
+            out[name] = at if at.tzinfo else at.replace(tzinfo=UTC)  # (mir writes UTC)
     return out
 
 

@@ -131,12 +131,9 @@ def trickle():
     server.server_close()
 
 
-def test_a_slow_alert_endpoint_never_holds_the_breaker(drifting: Path, tmp_path: Path, trickle):
-    """A webhook answering one byte every 2 s held `mir drift check` forever, and the next
-    agent past its suspend level was never suspended."""
-    root = tmp_path / "desk"
+def _two_drifting(drifting: Path, root: Path) -> None:
+    """``drifting``'s desk with a second agent, triage2, drifting the same way."""
     shutil.copytree(drifting, root, ignore=shutil.ignore_patterns("traces"))
-    names = ("triage", "triage2")
     contract = (root / AGENTS_DIR / "triage.yaml").read_text()
     (root / AGENTS_DIR / "triage2.yaml").write_text(
         contract.replace("agent: triage\n", "agent: triage2\n", 1)
@@ -146,6 +143,44 @@ def test_a_slow_alert_endpoint_never_holds_the_breaker(drifting: Path, tmp_path:
         month.write_month(
             _Renamed(traces, "refunds.triage2"), end=datetime.now(UTC), per_day=30, seed=8
         )
+
+
+def test_a_resume_starts_a_new_window_for_that_agent_only(drifting: Path, tmp_path: Path):
+    root = tmp_path / "desk"
+    _two_drifting(drifting, root)
+    assert _mir(root, "agents", "suspend", "triage", "--reason", "by hand").returncode == 0
+    assert _mir(root, "agents", "resume", "triage").returncode == 0
+    done = _mir(root, "drift", "check", *WEEK4, "--format", "json")
+    assert done.returncode == 1, done.stderr
+    states = _states(root)
+    assert states["refunds.triage"]["state"] == "active"
+    assert states["refunds.triage2"]["state"] == "suspended"
+    labels = {a["agent"]: a["current"]["label"] for a in json.loads(done.stdout)["agents"]}
+    assert "since resumed" in labels["refunds.triage"] and labels["refunds.triage2"] == "7d"
+
+
+@pytest.mark.parametrize(
+    "at", ["yesterday", "2026-12-01T10:00:00", None, ""], ids=["garbage", "naive", "null", "empty"]
+)
+def test_a_hand_edited_resume_time_is_never_fatal(drifting: Path, tmp_path: Path, at):
+    root = tmp_path / "desk"
+    shutil.copytree(drifting, root)
+    (root / ".mir").mkdir(exist_ok=True)
+    state = {"state": "active", "reason": None, "by": "someone", "at": at}
+    (root / ".mir" / "agents.json").write_text(json.dumps({"refunds.triage": state}))
+    done = _mir(root, "drift", "check", *WEEK4)
+    assert done.returncode in (0, 1, 2), done.stderr
+    assert "Traceback" not in done.stderr
+    if done.returncode == 2:
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_slow_alert_endpoint_never_holds_the_breaker(drifting: Path, tmp_path: Path, trickle):
+    """A webhook answering one byte every 2 s held `mir drift check` forever, and the next
+    agent past its suspend level was never suspended."""
+    root = tmp_path / "desk"
+    _two_drifting(drifting, root)
+    names = ("triage", "triage2")
     with (root / "pyproject.toml").open("a") as f:
         f.write(f'\n[tool.mir.alerts]\nwebhook = "{trickle}"\ntimeout_s = 3\n')
     started = time.monotonic()
