@@ -31,4 +31,4 @@ def test_every_known_metric_is_accepted_and_a_typo_of_it_is_named(metric: str):
         DriftSettings(thresholds={typo: {"warn": 0.1}})
     message = str(raised.value)
     [guess] = [known for known in DRIFT_METRICS if f"did you mean '{known}'?" in message]
-    assert guess[:-1] == metric[:-1] or guess == metric  # the metric, or a sibling of it
+    assert guess.partition(".")[0] == metric.partition(".")[0]  # the metric or a sibling
