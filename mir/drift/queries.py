@@ -131,13 +131,18 @@ class DriftQueries(Aggregates, ChangePoints):
 
         if self._kept is None:  # the view cannot change while it is open: ask once
             self._kept = drift_rows.complete(self.con)
+        unreadable = (duckdb.InvalidInputException, duckdb.ConversionException)
         try:
             self._select(agents, selection, since)
-        except (duckdb.InvalidInputException, duckdb.ConversionException):
+            return
+        except unreadable as exc:
             if not self._kept:
-                raise
-            self._kept, self.damaged_rows = False, True
+                raise drift_rows.damaged_events(exc) from exc
+        self._kept, self.damaged_rows = False, True
+        try:
             self._select(agents, selection, since)
+        except unreadable as exc:
+            raise drift_rows.damaged_events(exc) from exc
 
     def _select(self, agents: Sequence[str], selection: Selection, since: datetime | None) -> None:
         where = "list_contains($agents, agent)" + (' AND "at" >= $since' if since else "")

@@ -30,6 +30,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from mir.traces import TraceStoreError
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -209,7 +211,14 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
         )
         con.execute("DELETE FROM drift_rows WHERE segment IN (SELECT segment FROM drift_stale)")
         finals = "SELECT * FROM events SEMI JOIN drift_stale USING (segment) WHERE step = 'final'"
-        con.execute(f"INSERT INTO drift_rows {parsed(finals)}")
+        try:
+            con.execute(f"INSERT INTO drift_rows {parsed(finals)}")
+        except Exception as exc:
+            import duckdb
+
+            if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
+                raise damaged_events(exc) from exc
+            raise
         con.execute(
             "DELETE FROM drift_ingested WHERE ingested_segment IN (SELECT segment FROM drift_stale)"
         )
@@ -236,3 +245,13 @@ def source(events: EventsSql, where: str, *, kept: bool) -> str:
         f"ANTI JOIN shadowed USING (segment, n) WHERE {where}"
     )
     return f"{stored} UNION ALL {parsed(events(finals, stored=False))}"
+
+
+def damaged_events(exc: Exception) -> TraceStoreError:
+    """A stored event itself cannot be parsed (its data is not JSON): the store is
+    damaged, not drift's derived rows; one line, as every damaged store gives."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return TraceStoreError(
+        f"a stored event cannot be parsed ({first[:160]})",
+        hint="`mir traces verify` names the damaged segment; restore it from a backup",
+    )

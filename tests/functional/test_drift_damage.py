@@ -191,3 +191,21 @@ def test_ten_decisions_of_ten_thousand_keys_cost_little(tmp_path: Path, keys: st
             m["metric"].split(".")[1] for m in agent["metrics"] if m["metric"].startswith("field.")
         }
         assert fields == {"amount"}
+
+
+def test_a_stored_event_that_is_not_json_is_one_line_exit_2(drifting: Path, tmp_path: Path):
+    """Not the derived rows but a stored event itself (its data not JSON): the store is
+    damaged, and that is one line, exit 2, as every damaged store gives."""
+    root = tmp_path / "desk"
+    shutil.copytree(drifting, root)
+    with duckdb.connect(str(db(root))) as con:
+        con.execute(
+            "UPDATE events SET data = 'garbage{' "
+            "WHERE rowid = (SELECT max(rowid) FROM events WHERE step = 'final')"
+        )
+        con.execute("DELETE FROM drift_ingested")  # the rows no longer cover it: parsed now
+    for args in (("drift", *WEEK4), ("drift", "check", *WEEK4)):
+        done = _mir(root, *args)
+        assert done.returncode == 2, done.stdout + done.stderr[-2000:]
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith("error: a stored event cannot be parsed") and "verify" in line
