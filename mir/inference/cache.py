@@ -3,8 +3,9 @@
 Why: an eval suite re-run after an unrelated change (a new assertion, a report format)
 asks the model the same questions again; on the embedded model that is seconds a case.
 An answer is reused only when everything that decides it is the same: the provider's
-identity (``cache_identity``: llama's file path + size + mtime, context and chat format;
-litellm's model id and server, never its key) and the request (rendered messages,
+identity (``cache_identity``: llama's file sha256 (a registry entry's digest, checked
+against the file before any answer is looked up), context and chat format; litellm's
+model id and server, never its key) and the request (rendered messages,
 temperature, max_tokens, seed, JSON schema, logprobs asked). The key is the sha256 of
 that, as canonical JSON.
 
@@ -38,11 +39,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from mir.inference.application import ModelProvider
-from mir.inference.domain import ModelRequest, ModelResponse
+from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
 
 CACHE_FILE = "responses.sqlite3"
 # Bumped when the key material or the stored form changes: old entries stop matching.
-KEY_VERSION = 1
+KEY_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
 
 
@@ -187,7 +188,9 @@ class CachedProvider:
             return None
         try:
             identity = identify(request)
-        except OSError:  # the model file vanished: let the provider report it
+        except (OSError, ProviderError):
+            # The model file vanished, or is not the registered one: no answer is
+            # replayed for it, and the provider reports why when asked.
             return None
         return None if identity is None else request_key(identity, request)
 

@@ -37,6 +37,7 @@ apart from the plain load of the same file.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -51,8 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
-from mir.inference.checksums import CACHE_FILE, FILE_HASHER, FileHasher
+from mir.inference.checksums import CACHE_FILE, FILE_HASHER, CheckedFile, FileHasher
 from mir.inference.domain import (
+    ModelIntegrityError,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -206,7 +208,11 @@ class ModelCache:
         n_threads: int,
         chat_format: str | None,
         logits_all: bool = False,
+        checked: CheckedFile | None = None,
     ) -> LoadedModel:
+        """``checked``: ``path`` verified through an open descriptor; a load reads that
+        descriptor's inode (``checked.load_path``), never the path again, and is refused
+        when the file was written while it loaded."""
         key = (path, n_ctx, n_threads, chat_format, logits_all)
         # Held while loading too: two threads asking for the same model must not both
         # spend a second and hundreds of MB loading it.
@@ -216,7 +222,19 @@ class ModelCache:
                 # Only a logprobs load passes the flag: loaders written for the plain
                 # four arguments (tests' fakes) keep working.
                 extra = (True,) if logits_all else ()
-                self._models[key] = self._loader(path, n_ctx, n_threads, chat_format, *extra)
+                source = path if checked is None else checked.load_path
+                try:
+                    model = self._loader(source, n_ctx, n_threads, chat_format, *extra)
+                except ConfigError as exc:  # name the file, not the descriptor
+                    exc.message = exc.message.replace(str(source), str(path))
+                    exc.where = exc.where and exc.where.replace(str(source), str(path))
+                    raise
+                if checked is not None and not checked.unchanged():
+                    raise ModelIntegrityError(
+                        f"model integrity: {path} changed while it was loaded; refused to use it"
+                    )
+                model.path = path  # the registry's name for it, not /proc/self/fd/N
+                self._models[key] = model
                 self.loads += 1
             self._models.move_to_end(key)
             return self._models[key]
@@ -347,17 +365,29 @@ class LlamaProvider:
         self._hash_cache = root / CACHE_FILE if root is not None else None
 
     def loaded(self, logprobs: bool | None = None) -> LoadedModel:
-        if self.sha256:
-            # Before every load request, not once: the file may be replaced while the
-            # process runs; an unchanged one costs one stat (the hasher's cache).
-            self._hasher.verify(self.path, self.sha256, self._hash_cache)
-        return self._cache.get(
+        get = functools.partial(
+            self._cache.get,
             self.path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
             chat_format=self.chat_format,
             logits_all=self.logprobs if logprobs is None else logprobs,
         )
+        if not self.sha256:
+            return get()
+        # Before every load request, not once: the file may be replaced while the process
+        # runs; an unchanged one costs an open and a stat (the hasher's cache). A load
+        # reads the descriptor that was hashed, so a file swapped in between is not it.
+        with self._hasher.verified(self.path, self.sha256, self._hash_cache) as checked:
+            return get(checked=checked)
+
+    def digest(self) -> str:
+        """The sha256 of the model file: the registered one, checked against the file
+        (``ModelIntegrityError`` when it no longer matches), or the file's own."""
+        if self.sha256:
+            self._hasher.verify(self.path, self.sha256, self._hash_cache)
+            return self.sha256.lower()
+        return self._hasher.digest(self.path, self._hash_cache)
 
     def current(self) -> LoadedModel | None:
         """The model if it is loaded now (never loads it)."""
@@ -383,13 +413,12 @@ class LlamaProvider:
 
     def cache_identity(self, request: ModelRequest) -> dict[str, Any]:
         """What besides the request decides the answer (the response cache's key): the
-        file (path, size, mtime: a replaced GGUF is another model), context and format."""
-        stat = self.path.stat()
+        file's sha256 (a registry entry's is checked against the file first: a cached
+        answer is never replayed for bytes that are not the registered ones; hashed once
+        per file state, see ``checksums``), context and chat format."""
         return {
             "provider": self.name,
-            "model": str(self.path),
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
+            "sha256": self.digest(),
             "n_ctx": self.n_ctx,
             "chat_format": self.chat_format,
         }
