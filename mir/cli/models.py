@@ -78,6 +78,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _gate_column(forced: bool, gate: dict | None) -> str:
+    replayed = bool(gate and gate.get("replayed"))
+    return ", ".join(word for word, on in (("forced", forced), ("replayed", replayed)) if on)
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         help="The model registry (models.toml): register versions, promote them through "
@@ -241,14 +246,22 @@ def register(app: typer.Typer) -> None:
         elif result.note:
             out.print(literal(result.note))
         if result.entry is None:
-            out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
+            if result.report is not None and result.report.exit_code:
+                out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
+            else:
+                out.print(
+                    literal(
+                        f"not promoted: the gate replayed recorded answers (--responses), "
+                        f"not answers of {name}@{version}"
+                    )
+                )
             out.print(literal("(--force promotes anyway; the history will say so)"))
             raise typer.Exit(1)
-        forced = (
-            " (forced past a failed gate)"
-            if force and result.report and result.report.exit_code
-            else ""
-        )
+        forced = ""
+        if force and result.report and result.report.exit_code:
+            forced = " (forced past a failed gate)"
+        elif force and result.replayed:
+            forced = " (forced on a replayed gate)"
         out.print(literal(f"{result.entry.ref} is now {result.entry.stage}{forced}"))
 
     @group.command("rollback")
@@ -314,7 +327,7 @@ def register(app: typer.Typer) -> None:
                 literal(r.from_stage),
                 literal(r.to_stage, style="red" if r.to_stage == "refused" else ""),
                 literal(r.by),
-                literal("forced" if r.forced else ""),
+                literal(_gate_column(r.forced, r.gate)),
                 literal(r.why),
             )
         print_listing(table)
