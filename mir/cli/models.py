@@ -70,6 +70,20 @@ def _format(fmt: str) -> str:
     return fmt
 
 
+def _check_context(context: int | None, path: Path, artifact: str) -> None:
+    """``--context`` at most what the GGUF was trained on (read from its header)."""
+    from mir.errors import UsageError
+    from mir.inference import trained_context
+
+    trained = trained_context(path)
+    if context is not None and trained is not None and context > trained:
+        raise UsageError(
+            f"--context {context}: {artifact} was trained on {trained} tokens "
+            "(its GGUF's context_length)",
+            hint=f"give at most {trained}",
+        )
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -191,6 +205,7 @@ def register(app: typer.Typer) -> None:
                 if not path.is_file():
                     raise UsageError(f"--artifact: no file {path}", hint="give a .gguf file")
                 entry = entry.model_copy(update={"sha256": _sha256(path)})
+                _check_context(entry.context, path, artifact)
         except ValidationError as exc:
             error = exc.errors()[0]
             field = ".".join(str(p) for p in error["loc"])

@@ -61,6 +61,7 @@ from mir.inference.domain import (
     ShedError,
     chat_logprobs,
 )
+from mir.inference.gguf_metadata import trained_context
 from mir.inference.scheduler import CPU, FOREGROUND, Scheduler, in_background
 
 INSTALL_LOCAL = "pip install 'mir[local]'"
@@ -110,6 +111,19 @@ def require_llama_cpp() -> None:
         raise ConfigError(
             "the llama provider needs llama-cpp-python, which is not installed",
             hint=f"run `{INSTALL_LOCAL}`",
+        )
+
+
+def check_context(path: Path, n_ctx: int) -> None:
+    """A context window past what the GGUF was trained on is a config error, before
+    llama.cpp allocates it (it keeps n_ctx in 32 bits: 99999999999 became 1.2 G tokens)."""
+    trained = trained_context(path)
+    if trained is not None and n_ctx > trained:
+        raise ConfigError(
+            f"context window {n_ctx} tokens: the model was trained on {trained}",
+            where=str(path),
+            hint=f"set the context (models.toml 'context', a route's n_ctx or "
+            f"[tool.mir.model] n_ctx) to at most {trained}",
         )
 
 
@@ -354,6 +368,7 @@ class LlamaProvider:
         # user should see before any decision starts.
         require_llama_cpp()
         self.path = resolve_model_path(model, root)
+        check_context(self.path, n_ctx)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.chat_format = chat_format
