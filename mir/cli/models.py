@@ -164,15 +164,23 @@ def register(app: typer.Typer) -> None:
         ),
         provider: str = typer.Option("llama", "--provider", help="llama or litellm."),
         api_base: str | None = typer.Option(None, "--api-base", help="litellm: server URL."),
-        quantization: str | None = typer.Option(None, "--quantization"),
-        context: int | None = typer.Option(None, "--context", help="Context window (tokens)."),
+        quantization: str | None = typer.Option(
+            None, "--quantization", help="For the record, e.g. Q4_K_M (mir does not read it)."
+        ),
+        context: int | None = typer.Option(
+            None,
+            "--context",
+            help="llama: context window in tokens, at most what the GGUF was trained on.",
+        ),
         queue: int | None = typer.Option(
             None,
             "--queue",
             help="Calls that may wait for this version before it sheds "
             "(default: [tool.mir.model] queue).",
         ),
-        notes: str | None = typer.Option(None, "--notes"),
+        notes: str | None = typer.Option(
+            None, "--notes", help="Free text kept in models.toml (refused if it holds a secret)."
+        ),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -217,8 +225,8 @@ def register(app: typer.Typer) -> None:
 
     @group.command("promote")
     def promote_command(
-        name: str = typer.Argument(...),
-        version: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name."),
+        version: str = typer.Argument(..., help="The version to move."),
         to: str = typer.Option(..., "--to", help="shadow, canary or production."),
         share: float | None = typer.Option(None, "--share", help="canary: share of flows."),
         force: bool = typer.Option(
@@ -228,7 +236,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--responses",
             dir_okay=False,
-            help="Gate: replay recorded model outputs (JSONL) instead of calling the model.",
+            help="Gate: replay recorded model outputs (JSONL) instead of calling the model "
+            "(a replayed gate promotes to production only with --force).",
         ),
         why: str | None = WHY,
         by: str | None = BY,
@@ -281,7 +290,7 @@ def register(app: typer.Typer) -> None:
 
     @group.command("rollback")
     def rollback_command(
-        name: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name whose production goes back."),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -294,8 +303,8 @@ def register(app: typer.Typer) -> None:
 
     @group.command("retire")
     def retire_command(
-        name: str = typer.Argument(...),
-        version: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name."),
+        version: str = typer.Argument(..., help="The version to retire (final)."),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -310,7 +319,9 @@ def register(app: typer.Typer) -> None:
 
     @group.command("history")
     def history_command(
-        name: str = typer.Argument(...), fmt: str = FORMAT, project: Path | None = PROJECT
+        name: str = typer.Argument(..., help="Registry name."),
+        fmt: str = FORMAT,
+        project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
         from rich.table import Table
