@@ -114,6 +114,9 @@ def require_llama_cpp() -> None:
         )
 
 
+DEFAULT_N_CTX = 2048  # [tool.mir.model] n_ctx's default
+
+
 def check_context(path: Path, n_ctx: int) -> None:
     """A context window past what the GGUF was trained on is a config error, before
     llama.cpp allocates it (it keeps n_ctx in 32 bits: 99999999999 became 1.2 G tokens)."""
@@ -354,7 +357,7 @@ class LlamaProvider:
         self,
         model: str | None = DEFAULT_MODEL,
         *,
-        n_ctx: int = 2048,
+        n_ctx: int | None = DEFAULT_N_CTX,
         n_threads: int | None = None,
         chat_format: str | None = None,
         root: Path | None = None,
@@ -368,6 +371,8 @@ class LlamaProvider:
         # user should see before any decision starts.
         require_llama_cpp()
         self.path = resolve_model_path(model, root)
+        if n_ctx is None:  # nobody chose one: the default, within what the model knows
+            n_ctx = min(DEFAULT_N_CTX, trained_context(self.path) or DEFAULT_N_CTX)
         check_context(self.path, n_ctx)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
