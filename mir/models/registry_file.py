@@ -115,11 +115,18 @@ def _key_line(text: str, start: int, end: int | None, key: str) -> int:
     name = rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')"""
     # ``key = ...``, or a table header: ``[key]``, ``[[key]]``, ``[key.sub]``
     pattern = re.compile(rf"^[ \t]*(?:{name}[ \t]*=|\[\[?[ \t]*{name}[ \t]*[\].])")
+    quote = None  # inside a multi-line string: its lines are text, not keys
     for number, line in enumerate(text.splitlines()[start - 1 : end], start):
-        if number != start and _TABLE.match(line):
-            break
-        if pattern.match(line):
-            return number
+        if quote is None:
+            if number != start and _TABLE.match(line):
+                break
+            if pattern.match(line):
+                return number
+        for match in _TRIPLE.finditer(line):
+            if quote is None:
+                quote = match.group()
+            elif match.group() == quote:
+                quote = None
     return start
 
 

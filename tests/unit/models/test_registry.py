@@ -74,6 +74,13 @@ def test_a_well_formed_registry_reads_in_file_order():
         (TOML.replace("context = 4096", 'colour = "red"'), "unknown key 'colour'", "8"),
         (TOML.replace("context = 4096", "contxt = 4096"), "(did you mean 'context'?)", "8"),
         (TOML.replace('stage = "canary"', 'stage = "canery"'), "did you mean 'canary'?", "13"),
+        # A key quoted inside a multi-line string is text, not the key at fault.
+        (
+            '[[models]]\nname = "a"\nversion = "1"\nartifact = "a.gguf"\n'
+            'notes = """\nstage = "x"\n"""\nstage = "prod"\n',
+            "stage",
+            "8",
+        ),
         (
             '[[models]]\nname = "Bad Name"\nversion = "1"\nartifact = "a.gguf"\n',
             "invalid model name",
