@@ -93,8 +93,11 @@ def _sha256(path: Path) -> str:
 
 
 def _gate_column(forced: bool, gate: dict | None) -> str:
-    replayed = bool(gate and gate.get("replayed"))
-    return ", ".join(word for word, on in (("forced", forced), ("replayed", replayed)) if on)
+    """``passed`` / ``failed`` when a gate ran, then ``forced`` and ``replayed``."""
+    gate = gate or {}
+    words = [("passed" if gate.get("passed") else "failed")] if gate.get("ran") else []
+    words += [word for word, on in (("forced", forced), ("replayed", gate.get("replayed"))) if on]
+    return ", ".join(words)
 
 
 def register(app: typer.Typer) -> None:
@@ -344,7 +347,7 @@ def register(app: typer.Typer) -> None:
             console().print(literal(f"no history for {name}"))
             return
         table = Table(box=None, pad_edge=False)
-        for column in ("at", "version", "from", "to", "by", "forced", "why"):
+        for column in ("at", "version", "from", "to", "by", "gate", "why"):
             table.add_column(column, no_wrap=column != "why")
         for r in rows:
             table.add_row(

@@ -147,4 +147,6 @@ def test_a_replayed_gate_does_not_promote_without_force_and_says_so(run_mir, des
         True,
     )
     table = run_mir("models", "history", "qwen", cwd=desk).stdout
-    assert "replayed" in table
+    rows = [line for line in table.splitlines() if "refused" in line or "production" in line]
+    assert any("passed, replayed" in row and "refused" in row for row in rows), table
+    assert any("passed, forced, replayed" in row for row in rows), table
