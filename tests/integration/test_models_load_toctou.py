@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mir.inference import FileHasher, LlamaProvider, Message, ModelIntegrityError, ModelRequest
-from mir.inference.llama import LoadedModel, ModelCache, load_model
+from mir.inference.model_cache import LoadedModel, ModelCache, load_model
 from tests.support.tiny_gguf import write_tiny_gguf
 
 pytestmark = pytest.mark.slow  # real llama.cpp loads
