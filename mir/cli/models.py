@@ -70,12 +70,34 @@ def _format(fmt: str) -> str:
     return fmt
 
 
+def _check_context(context: int | None, path: Path, artifact: str) -> None:
+    """``--context`` at most what the GGUF was trained on (read from its header)."""
+    from mir.errors import UsageError
+    from mir.inference import trained_context
+
+    trained = trained_context(path)
+    if context is not None and trained is not None and context > trained:
+        raise UsageError(
+            f"--context {context}: {artifact} was trained on {trained} tokens "
+            "(its GGUF's context_length)",
+            hint=f"give at most {trained}",
+        )
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _gate_column(forced: bool, gate: dict | None) -> str:
+    """``passed`` / ``failed`` when a gate ran, then ``forced`` and ``replayed``."""
+    gate = gate or {}
+    words = [("passed" if gate.get("passed") else "failed")] if gate.get("ran") else []
+    words += [word for word, on in (("forced", forced), ("replayed", gate.get("replayed"))) if on]
+    return ", ".join(words)
 
 
 def register(app: typer.Typer) -> None:
@@ -145,15 +167,23 @@ def register(app: typer.Typer) -> None:
         ),
         provider: str = typer.Option("llama", "--provider", help="llama or litellm."),
         api_base: str | None = typer.Option(None, "--api-base", help="litellm: server URL."),
-        quantization: str | None = typer.Option(None, "--quantization"),
-        context: int | None = typer.Option(None, "--context", help="Context window (tokens)."),
+        quantization: str | None = typer.Option(
+            None, "--quantization", help="For the record, e.g. Q4_K_M (mir does not read it)."
+        ),
+        context: int | None = typer.Option(
+            None,
+            "--context",
+            help="llama: context window in tokens, at most what the GGUF was trained on.",
+        ),
         queue: int | None = typer.Option(
             None,
             "--queue",
             help="Calls that may wait for this version before it sheds "
             "(default: [tool.mir.model] queue).",
         ),
-        notes: str | None = typer.Option(None, "--notes"),
+        notes: str | None = typer.Option(
+            None, "--notes", help="Free text kept in models.toml (refused if it holds a secret)."
+        ),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -186,6 +216,7 @@ def register(app: typer.Typer) -> None:
                 if not path.is_file():
                     raise UsageError(f"--artifact: no file {path}", hint="give a .gguf file")
                 entry = entry.model_copy(update={"sha256": _sha256(path)})
+                _check_context(entry.context, path, artifact)
         except ValidationError as exc:
             error = exc.errors()[0]
             field = ".".join(str(p) for p in error["loc"])
@@ -197,8 +228,8 @@ def register(app: typer.Typer) -> None:
 
     @group.command("promote")
     def promote_command(
-        name: str = typer.Argument(...),
-        version: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name."),
+        version: str = typer.Argument(..., help="The version to move."),
         to: str = typer.Option(..., "--to", help="shadow, canary or production."),
         share: float | None = typer.Option(None, "--share", help="canary: share of flows."),
         force: bool = typer.Option(
@@ -208,7 +239,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--responses",
             dir_okay=False,
-            help="Gate: replay recorded model outputs (JSONL) instead of calling the model.",
+            help="Gate: replay recorded model outputs (JSONL) instead of calling the model "
+            "(a replayed gate promotes to production only with --force).",
         ),
         why: str | None = WHY,
         by: str | None = BY,
@@ -241,19 +273,27 @@ def register(app: typer.Typer) -> None:
         elif result.note:
             out.print(literal(result.note))
         if result.entry is None:
-            out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
+            if result.report is not None and result.report.exit_code:
+                out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
+            else:
+                out.print(
+                    literal(
+                        f"not promoted: the gate replayed recorded answers (--responses), "
+                        f"not answers of {name}@{version}"
+                    )
+                )
             out.print(literal("(--force promotes anyway; the history will say so)"))
             raise typer.Exit(1)
-        forced = (
-            " (forced past a failed gate)"
-            if force and result.report and result.report.exit_code
-            else ""
-        )
+        forced = ""
+        if force and result.report and result.report.exit_code:
+            forced = " (forced past a failed gate)"
+        elif force and result.replayed:
+            forced = " (forced on a replayed gate)"
         out.print(literal(f"{result.entry.ref} is now {result.entry.stage}{forced}"))
 
     @group.command("rollback")
     def rollback_command(
-        name: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name whose production goes back."),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -266,8 +306,8 @@ def register(app: typer.Typer) -> None:
 
     @group.command("retire")
     def retire_command(
-        name: str = typer.Argument(...),
-        version: str = typer.Argument(...),
+        name: str = typer.Argument(..., help="Registry name."),
+        version: str = typer.Argument(..., help="The version to retire (final)."),
         why: str | None = WHY,
         by: str | None = BY,
         project: Path | None = PROJECT,
@@ -282,7 +322,9 @@ def register(app: typer.Typer) -> None:
 
     @group.command("history")
     def history_command(
-        name: str = typer.Argument(...), fmt: str = FORMAT, project: Path | None = PROJECT
+        name: str = typer.Argument(..., help="Registry name."),
+        fmt: str = FORMAT,
+        project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
         from rich.table import Table
@@ -305,7 +347,7 @@ def register(app: typer.Typer) -> None:
             console().print(literal(f"no history for {name}"))
             return
         table = Table(box=None, pad_edge=False)
-        for column in ("at", "version", "from", "to", "by", "forced", "why"):
+        for column in ("at", "version", "from", "to", "by", "gate", "why"):
             table.add_column(column, no_wrap=column != "why")
         for r in rows:
             table.add_row(
@@ -314,7 +356,7 @@ def register(app: typer.Typer) -> None:
                 literal(r.from_stage),
                 literal(r.to_stage, style="red" if r.to_stage == "refused" else ""),
                 literal(r.by),
-                literal("forced" if r.forced else ""),
+                literal(_gate_column(r.forced, r.gate)),
                 literal(r.why),
             )
         print_listing(table)

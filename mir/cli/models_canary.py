@@ -60,7 +60,9 @@ def add_commands(group: typer.Typer) -> None:
 
     @group.command("check")
     def check_command(
-        names: list[str] | None = typer.Argument(None, help="Models (default: every canary)."),
+        names: list[str] | None = typer.Argument(
+            None, metavar="NAME", help="Models (default: every canary)."
+        ),
         fmt: str = FORMAT,
         project: Path | None = PROJECT,
     ) -> int:

@@ -14,6 +14,7 @@ from mir.inference.domain import (
     ShedError,
     TokenLogprob,
 )
+from mir.inference.gguf_metadata import trained_context
 from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
 from mir.inference.scheduler import background, foreground
@@ -42,5 +43,6 @@ __all__ = [
     "foreground",
     "provider_for",
     "read_responses",
+    "trained_context",
     "with_cache",
 ]

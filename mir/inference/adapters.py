@@ -68,7 +68,8 @@ def provider_for(
     model = route.model or (settings.model if settings.provider == "llama" else DEFAULT_MODEL)
     return LlamaProvider(
         model,
-        n_ctx=route.n_ctx or settings.n_ctx,
+        # None: no one set it; the default is then held within the model's trained context
+        n_ctx=route.n_ctx or (settings.n_ctx if "n_ctx" in settings.model_fields_set else None),
         n_threads=settings.n_threads,
         chat_format=settings.chat_format,
         root=root,

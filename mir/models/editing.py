@@ -23,16 +23,14 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from mir.errors import ConfigError, UsageError
 from mir.models.domain import SINGLE_STAGES, ModelEntry, Registry, Stage
 from mir.models.history import ModelChange, changes, history_path, insert_change, open_history
+from mir.models.locking import serialized
 from mir.models.registry_file import (
     FILE_NAME,
     parse_registry,
@@ -40,80 +38,13 @@ from mir.models.registry_file import (
     registry_path,
 )
 
-LOCK_FILE = Path(".mir") / "models.lock"
-# How long an edit waits for another edit to finish before giving up with one line.
-LOCK_WAIT_S = 60.0
-_held = threading.local()  # this thread's lock depth: rollback -> set_stage re-enters
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-@contextlib.contextmanager
-def editing_lock(root: Path) -> Iterator[None]:
-    """Exclusive across processes and threads; re-entrant within one thread."""
-    import fcntl
-
-    depth = getattr(_held, "depth", 0)
-    if depth:
-        _held.depth = depth + 1
-        try:
-            yield
-        finally:
-            _held.depth -= 1
-        return
-    path = root / LOCK_FILE
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot open the registry's edit lock ({exc.strerror})",
-            where=str(path),
-            hint=f"{FILE_NAME} was not changed",
-        ) from exc
-    try:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise ConfigError(
-                        f"another `mir models` edit has held {FILE_NAME} for over "
-                        f"{LOCK_WAIT_S:.0f} s",
-                        where=str(path),
-                        hint=f"retry when it is done; {FILE_NAME} was not changed",
-                    ) from None
-                time.sleep(0.02)
-        _held.depth = 1
-        try:
-            yield
-        finally:
-            _held.depth = 0
-    finally:
-        os.close(fd)  # drops the flock
-
-
-def _serialized(edit: Callable[_P, _T]) -> Callable[_P, _T]:
-    import functools
-
-    @functools.wraps(edit)
-    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
-        root = kwargs["root"] if "root" in kwargs else args[0]
-        with editing_lock(Path(root)):  # type: ignore[arg-type]
-            return edit(*args, **kwargs)
-
-    return locked
-
-
 _HEADER = (
     "# The model registry: every model version routes may name (`model: NAME` is the\n"
     "# production version, `NAME@VERSION` a pinned one). Edited by `mir models`.\n"
 )
 
 
-@_serialized
+@serialized
 def set_stage(
     root: Path,
     name: str,
@@ -126,12 +57,17 @@ def set_stage(
     forced: bool = False,
     gate: dict | None = None,
     from_stage: Stage | None = None,
+    tested: ModelEntry | None = None,
 ) -> ModelEntry:
     """Move ``NAME@VERSION`` into ``stage`` and return its new entry.
 
     ``from_stage``: move it only if it is still there (read under the edit lock), for a
     decision taken on an older read of the file (the automatic rollback of a canary that
     someone promoted meanwhile must not demote the new production).
+
+    ``tested``: the entry as it was when a gate started; the move is refused
+    (``EntryChanged``) if, read under the edit lock, the version now names anything else
+    (artifact, digest, provider, context...): a promotion never moves an untested file.
 
     The previous holder of a single stage (production, canary, shadow) becomes
     ``candidate`` (a former production can be rolled back to). A retired version never
@@ -146,6 +82,14 @@ def set_stage(
             f"{entry.ref} is retired and can never leave 'retired'",
             where=FILE_NAME,
             hint="register a new version instead",
+        )
+    now, then = _tested_fields(entry), _tested_fields(tested) if tested else {}
+    if tested is not None and now != then:
+        changed = sorted(key for key in now.keys() | then.keys() if now.get(key) != then.get(key))
+        raise EntryChanged(
+            f"{entry.ref} changed in {FILE_NAME} while its gate ran ({', '.join(changed)}); "
+            "it was not promoted",
+            hint="run the promotion again to gate what it names now",
         )
     if from_stage is not None and entry.stage != from_stage:
         raise UsageError(
@@ -184,7 +128,7 @@ def set_stage(
     return result
 
 
-@_serialized
+@serialized
 def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) -> ModelEntry:
     """Add a new version (any stage but a single one already held is refused by the
     registry rules); creates ``models.toml`` when the project has none."""
@@ -209,7 +153,7 @@ def register(root: Path, entry: ModelEntry, *, by: str, why: str | None = None) 
     return entry
 
 
-@_serialized
+@serialized
 def rollback(root: Path, name: str, *, by: str, why: str) -> ModelEntry:
     """Production goes back to the version that was production before the current one
     (read from history); the current one becomes ``candidate``."""
@@ -258,6 +202,15 @@ def _load(root: Path) -> tuple[str, Registry]:
             hint="register a model first (`mir models register NAME VERSION --artifact ...`)",
         )
     return text, parse_registry(text, path)
+
+
+class EntryChanged(UsageError):
+    """The version a gate tested is not what the registry names any more."""
+
+
+def _tested_fields(entry: ModelEntry) -> dict[str, Any]:
+    """Everything of an entry but where it is (stage, share): what a gate tested."""
+    return entry.model_dump(mode="json", exclude={"stage", "share"})
 
 
 def _unknown(registry: Registry, name: str, version: str | None) -> str:

@@ -7,6 +7,7 @@ name model files and model ids directly, as before.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import re
 from pathlib import Path
@@ -58,8 +59,8 @@ def parse_registry(text: str, path: Path) -> Registry:
     unknown = sorted(set(document) - {"models"})
     if unknown:
         raise ConfigError(
-            f"unknown top-level key {unknown[0]!r}",
-            where=str(path),
+            f"unknown top-level key {unknown[0]!r}{_did_you_mean(unknown[0], ['models'])}",
+            where=f"{path}:{_key_line(text, 1, None, unknown[0])}",
             hint="the registry is a list of [[models]] tables",
         )
     tables = document.get("models", [])
@@ -73,7 +74,12 @@ def parse_registry(text: str, path: Path) -> Registry:
         try:
             entries.append(ModelEntry.model_validate(table))
         except ValidationError as exc:
-            raise ConfigError(_first_problem(exc, table), where=_where(path, lines, index)) from exc
+            message, key = _first_problem(exc, table)
+            where = _where(path, lines, index)
+            if key is not None and index < len(lines):
+                end = lines[index + 1] if index + 1 < len(lines) else None
+                where = f"{path}:{_key_line(text, lines[index], end, key)}"
+            raise ConfigError(message, where=where) from exc
     registry = Registry(entries=tuple(entries))
     try:
         registry.check()
@@ -103,16 +109,50 @@ def _where(path: Path, lines: list[int], index: int | None) -> str:
     return f"{path}:{lines[index]}"
 
 
-def _first_problem(exc: ValidationError, table: dict[str, Any]) -> str:
-    error = exc.errors()[0]
+def _key_line(text: str, start: int, end: int | None, key: str) -> int:
+    """The line of ``key = ...`` between lines ``start`` and ``end`` (a table's header and
+    the next one), or ``start`` when it is not written there on a line of its own."""
+    name = rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')"""
+    # ``key = ...``, or a table header: ``[key]``, ``[[key]]``, ``[key.sub]``
+    pattern = re.compile(rf"^[ \t]*(?:{name}[ \t]*=|\[\[?[ \t]*{name}[ \t]*[\].])")
+    quote = None  # inside a multi-line string: its lines are text, not keys
+    for number, line in enumerate(text.splitlines()[start - 1 : end], start):
+        if quote is None:
+            if number != start and _TABLE.match(line):
+                break
+            if pattern.match(line):
+                return number
+        for match in _TRIPLE.finditer(line):
+            if quote is None:
+                quote = match.group()
+            elif match.group() == quote:
+                quote = None
+    return start
+
+
+def _did_you_mean(value: object, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _first_problem(exc: ValidationError, table: dict[str, Any]) -> tuple[str, str | None]:
+    """The problem to report, and the table's key it is on (None: the whole table). A
+    misspelt key comes first: it explains the 'missing' error of the key it meant."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    error = errors[0]
     field = ".".join(str(p) for p in error["loc"])
     label = f"{table.get('name', '?')}@{table.get('version', '?')}"
     message = error["msg"].removeprefix("Value error, ")
+    key = str(error["loc"][0]) if error["loc"] and str(error["loc"][0]) in table else None
     if error["type"] == "extra_forbidden":
-        return f"{label}: unknown key {field!r}"
+        known = [k for k in ModelEntry.model_fields if k not in table]
+        return f"{label}: unknown key {field!r}{_did_you_mean(field, known)}", key
     if error["type"] == "missing":
-        return f"{label}: missing {field!r}"
-    return f"{label}: {field}: {message}" if field else f"{label}: {message}"
+        return f"{label}: missing {field!r}", None
+    if error["type"] == "enum" or error["type"] == "literal_error":
+        choices = [str(v).strip("'") for v in re.findall(r"'([^']*)'", message)]
+        message += _did_you_mean(error.get("input"), choices)
+    return (f"{label}: {field}: {message}" if field else f"{label}: {message}"), key
 
 
 def artifact_path(entry: ModelEntry, root: Path) -> Path:

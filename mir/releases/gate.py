@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 
 from mir.contracts import load_contract, load_eval_suite
 from mir.errors import ConfigError
-from mir.models import ModelChange, ModelEntry, ModelRef, Stage, read_registry, record, set_stage
+from mir.models import (
+    EntryChanged,
+    ModelChange,
+    ModelEntry,
+    ModelRef,
+    Stage,
+    read_registry,
+    record,
+    set_stage,
+)
 from mir.project import Project
 
 if TYPE_CHECKING:
@@ -22,6 +31,7 @@ class Promotion:
     report: EvalReport | None = None  # the gate's eval report (production only)
     agents: tuple[str, ...] = ()  # agents whose routes name the model
     note: str = ""  # why no gate ran, when none did
+    replayed: bool = False  # the gate replayed recorded answers (--responses)
 
 
 def agents_using(project: Project, name: str) -> list[str]:
@@ -47,7 +57,11 @@ def promote(
     responses: Path | None = None,
 ) -> Promotion:
     """Move the version into ``stage``; into production only if its agents' suites pass
-    against it (or ``force``). ``responses`` replays recorded model outputs (tests, CI)."""
+    against it (or ``force``). ``responses`` replays recorded model outputs (tests, CI):
+    answers not produced by this version, so a replayed gate promotes to production only
+    with ``force``, and the history says it was replayed. The move is bound to the entry
+    the gate tested: changed in ``models.toml`` meanwhile, it is refused (``EntryChanged``,
+    recorded), ``force`` or not."""
     root = project.root
     registry = read_registry(root)
     entry = registry.get(name, version) if registry is not None else None
@@ -56,29 +70,45 @@ def promote(
         set_stage(root, name, version, stage, by=by, why=why, share=share)
     if Stage(stage) != Stage.PRODUCTION:
         return Promotion(set_stage(root, name, version, stage, by=by, why=why, share=share))
+    assert entry is not None  # set_stage raised otherwise
     agents = agents_using(project, name)
     report, note = _run_gate(project, agents, f"{name}@{version}", responses)
-    gate = _summary(report, agents, note)
-    if report is not None and report.exit_code and not force:
-        record(
-            root,
-            [
-                ModelChange(
-                    name=name,
-                    version=version,
-                    from_stage=str(entry.stage) if entry else None,
-                    to_stage="refused",
-                    by=by,
-                    at=datetime.now(UTC),
-                    why=why,
-                    gate=gate,
-                )
-            ],
+    replayed = report is not None and responses is not None
+    gate = {**_summary(report, agents, note), **_tested(entry, replayed, report)}
+    failed = report is not None and (bool(report.exit_code) or replayed)
+    if failed and not force:
+        _refused(root, entry, by, why, gate)
+        return Promotion(None, report, tuple(agents), note, replayed)
+    try:
+        promoted = set_stage(
+            root, name, version, stage, by=by, why=why, forced=failed, gate=gate, tested=entry
         )
-        return Promotion(None, report, tuple(agents), note)
-    forced = bool(force and report is not None and report.exit_code)
-    entry = set_stage(root, name, version, stage, by=by, why=why, forced=forced, gate=gate)
-    return Promotion(entry, report, tuple(agents), note)
+    except EntryChanged as exc:
+        _refused(root, entry, by, why, {**gate, "note": str(exc)})
+        raise
+    return Promotion(promoted, report, tuple(agents), note, replayed)
+
+
+def _tested(entry: ModelEntry, replayed: bool, report: EvalReport | None) -> dict:
+    """What the gate ran on: the entry's artifact and digest, and whether the answers
+    were replayed from a file instead of produced by it."""
+    if report is None:
+        return {}
+    return {"replayed": replayed, "artifact": entry.artifact, "sha256": entry.sha256}
+
+
+def _refused(root: Path, entry: ModelEntry, by: str, why: str, gate: dict) -> None:
+    change = ModelChange(
+        name=entry.name,
+        version=entry.version,
+        from_stage=str(entry.stage),
+        to_stage="refused",
+        by=by,
+        at=datetime.now(UTC),
+        why=why,
+        gate=gate,
+    )
+    record(root, [change])
 
 
 def _run_gate(

@@ -268,7 +268,12 @@ def load_agent(
             proj,
             provider,
             Path(responses) if responses else None,
-            answers=ResponseCache(Path(response_cache)) if response_cache is not None else None,
+            # Answers holding a secret (by the trace rules) are not cached.
+            answers=(
+                ResponseCache(Path(response_cache), redact=getattr(sink, "redact", None))
+                if response_cache is not None
+                else None
+            ),
             logprobs=parts.contract.decision.confidence_source == "logprobs",
         ),
         clock=_now,

@@ -82,6 +82,9 @@ _ENTRY = '[[models]]\nname = "m"\nversion = "1"\nartifact = "a.gguf"\n'
         (_ENTRY + 'stage = "canary"\nshare = true\n', "share: Input should be a valid number"),
         # Broke: a float context (1e9) was truncated to an int and accepted.
         (_ENTRY + "context = 1e9\n", "context"),
+        # Broke: a misspelt value or key got no did-you-mean (and the header's line).
+        (_ENTRY + 'stage = "prodution"\n', "(did you mean 'production'?)"),
+        (_ENTRY + "contxt = 2048\n", "unknown key 'contxt' (did you mean 'context'?)"),
         # Broke: an empty artifact was accepted (and listed as '-').
         ('[[models]]\nname = "m"\nversion = "1"\nartifact = ""\n', "artifact"),
     ],
@@ -98,7 +101,9 @@ def test_a_hand_edited_value_of_the_wrong_type_is_one_line_and_nothing_is_writte
         done = run_mir(*args, cwd=desk)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert "models.toml:1" in done.stderr and says in done.stderr, done.stderr
+        # The line of the offending key (the entry's last line here), not its header.
+        assert f"models.toml:{text.count(chr(10))}:" in done.stderr, done.stderr
+        assert says in done.stderr, done.stderr
         assert registry.read_text() == text
 
 

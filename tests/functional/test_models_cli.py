@@ -89,10 +89,12 @@ def test_register_promote_rollback_and_history_end_to_end(run_mir, desk):
         "better",
         "--responses",
         "responses/eval-triage.jsonl",
+        "--force",  # a replayed gate tested recorded answers, not qwen@2
         cwd=desk,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "gate: passed" in done.stdout and "qwen@2 is now production" in done.stdout
+    assert "gate: passed" in done.stdout
+    assert "qwen@2 is now production (forced on a replayed gate)" in done.stdout
     shown = run_mir("models", "show", "qwen", cwd=desk).stdout
     assert "qwen@2  [production]" in shown and "qwen@1  [candidate]" in shown
     assert "share" not in (desk / "models.toml").read_text()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mir.inference import LiteLLMProvider, LlamaProvider, Message, ModelRequest, TokenLogprob
-from mir.inference.llama import ModelCache, load_model
+from mir.inference.model_cache import ModelCache, load_model
 from mir.runtime.confidence import action_probability, string_value_span
 from tests.support.fixtures import SERVER_ALIAS
 

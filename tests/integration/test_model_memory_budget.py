@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from mir.inference import LlamaProvider, Message, ModelRequest
-from mir.inference.llama import ModelCache, size_mb
+from mir.inference.model_cache import ModelCache, size_mb
 from tests.support.tiny_gguf import write_tiny_gguf
 
 

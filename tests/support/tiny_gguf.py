@@ -46,7 +46,7 @@ def _vocab() -> tuple[list[str], list[float], list[int]]:
 
 
 def write_tiny_gguf(
-    path: Path, *, seed: int = 0, chat_template: str | None = CHAT_TEMPLATE
+    path: Path, *, seed: int = 0, chat_template: str | None = CHAT_TEMPLATE, context: int = N_CTX
 ) -> Path:
     """Write the model to ``path`` (a few hundred KB) and return ``path``.
 
@@ -63,7 +63,7 @@ def write_tiny_gguf(
 
     writer = gguf.GGUFWriter(str(path), arch="llama")
     writer.add_name("mir-tiny-test-model")
-    writer.add_context_length(N_CTX)
+    writer.add_context_length(context)
     writer.add_embedding_length(N_EMBD)
     writer.add_block_count(N_LAYER)
     writer.add_feed_forward_length(N_FF)

@@ -144,3 +144,27 @@ def test_a_history_first_used_on_an_existing_file_starts_from_what_it_holds(root
         ("1", "production", "candidate", "ana"),
         ("2", "candidate", "production", "ana"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "refused"),
+    [
+        (('artifact = "models/q2.gguf"', 'artifact = "models/q3.gguf"'), True),
+        (('artifact = "models/q2.gguf"', 'artifact = "models/q2.gguf"\ncontext = 512'), True),
+        (('version = "2"\n', 'version = "2"\nstage = "shadow"\n'), False),  # moved, same file
+    ],
+)
+def test_a_move_bound_to_a_tested_entry_is_refused_if_the_entry_changed(root, edit, refused):
+    from mir.models import EntryChanged
+
+    tested = read_registry(root).get("qwen", "2")
+    path = root / "models.toml"
+    path.write_text(path.read_text().replace(*edit))
+    before = path.read_bytes()
+    if not refused:
+        entry = set_stage(root, "qwen", "2", Stage.PRODUCTION, by="a", why="", tested=tested)
+        assert entry.stage == Stage.PRODUCTION
+        return
+    with pytest.raises(EntryChanged, match=r"changed in models\.toml while its gate ran"):
+        set_stage(root, "qwen", "2", Stage.PRODUCTION, by="a", why="", tested=tested)
+    assert path.read_bytes() == before

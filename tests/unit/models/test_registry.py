@@ -70,13 +70,23 @@ def test_a_well_formed_registry_reads_in_file_order():
             "10",
         ),
         (TOML.replace("share = 0.2\n", ""), "needs a 'share'", "10"),
-        (TOML.replace("context = 4096", 'colour = "red"'), "unknown key 'colour'", "2"),
+        # The line of the offending key, not its table's header.
+        (TOML.replace("context = 4096", 'colour = "red"'), "unknown key 'colour'", "8"),
+        (TOML.replace("context = 4096", "contxt = 4096"), "(did you mean 'context'?)", "8"),
+        (TOML.replace('stage = "canary"', 'stage = "canery"'), "did you mean 'canary'?", "13"),
+        # A key quoted inside a multi-line string is text, not the key at fault.
+        (
+            '[[models]]\nname = "a"\nversion = "1"\nartifact = "a.gguf"\n'
+            'notes = """\nstage = "x"\n"""\nstage = "prod"\n',
+            "stage",
+            "8",
+        ),
         (
             '[[models]]\nname = "Bad Name"\nversion = "1"\nartifact = "a.gguf"\n',
             "invalid model name",
-            "1",
+            "2",
         ),
-        ('[[models]]\nname = "a"\nversion = "1@2"\nartifact = "a.gguf"\n', "invalid version", "1"),
+        ('[[models]]\nname = "a"\nversion = "1@2"\nartifact = "a.gguf"\n', "invalid version", "3"),
         ('[[models]]\nname = "a"\nversion = "1"\n', "missing 'artifact'", "1"),
         ('title = "x"\n', "unknown top-level key", None),
         ('[[models]]\nname = "a"\nversion = "1"\nartifact = "/etc/passwd"\n', ".gguf file", "1"),
