@@ -135,7 +135,8 @@ class DriftQueries(ChangePoints):
         if self._kept is None:  # the view cannot change while it is open: ask once
             self._kept = drift_rows.complete(self.con)
         parsed_rows = drift_rows.source(self.events, where, kept=self._kept)
-        self.agent_kinds = discover(self.con, parsed_rows, params)
+        production = f"SELECT * FROM ({parsed_rows}) WHERE src IS NULL OR src = 'production'"
+        self.agent_kinds = discover(self.con, production, params)
         shapes, self._members = decision_shapes(self.agent_kinds)
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(

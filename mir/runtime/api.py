@@ -39,7 +39,7 @@ from mir.runtime.progress import observed
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
 from mir.runtime.shadow import ShadowWorker
-from mir.traces import TraceEvent, TraceSettings, TraceStore
+from mir.traces import FlowSource, TraceEvent, TraceSettings, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 Mode = Literal["production", "eval"]
@@ -84,6 +84,16 @@ class Agent:
         # A registry shadow version re-decides each production decision in the background.
         self.shadow = ShadowWorker.for_agent(parts, deps)
 
+    def observed(self, progress: Callable[[str], None]) -> Agent:
+        """This agent, its steps reported to ``progress`` (the CLI's spinner). It shares
+        this agent's shadow worker, which ``close()`` waits for: a shadow decision started
+        by the observed agent ends in the trace, and its model calls are not narrated."""
+        view = Agent(*observed(self.parts, self.deps, progress))
+        if view.shadow is not None:
+            view.shadow.close()  # never started: nothing to wait for
+        view.shadow = self.shadow
+        return view
+
     @property
     def name(self) -> str:
         return self.parts.name
@@ -118,7 +128,10 @@ class Agent:
         """This agent with every model route answering from ``responses``, in order (an
         eval replays one scripted line per case run, whichever process runs it)."""
         scripted = ScriptedProvider(list(responses), label=label)
-        return Agent(self.parts, replace(self.deps, providers=lambda route: scripted))
+        source = "replay" if self.deps.source == "production" else self.deps.source
+        return Agent(
+            self.parts, replace(self.deps, providers=lambda route: scripted, source=source)
+        )
 
     def trace(self, flow_id: str) -> list[TraceEvent]:
         """The flow's events in order (what evals check trajectories against)."""
@@ -272,7 +285,7 @@ def load_agent(
             logprobs=parts.contract.decision.confidence_source == "logprobs",
         ),
         clock=_now,
-        source="eval" if evaluating else None,
+        source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
     )
@@ -280,6 +293,18 @@ def load_agent(
     if watch_models and not evaluating:
         agent.models_watch = follow_registry(parts, deps)
     return agent
+
+
+def _production_source(parts: AgentParts, responses: str | Path | None) -> FlowSource:
+    """``replay`` when the agent's model answers come from recorded responses (a
+    ``responses`` file given here, or a route that replays its own): such a run may still
+    execute, but it is no evidence about any model (drift, release comparisons)."""
+    replays = responses is not None or any(
+        route.provider == "scripted" or route.responses is not None
+        for route in parts.contract.routes
+        if route.provider != "rules"
+    )
+    return "replay" if replays else "production"
 
 
 def _registry(project: Project, parts: AgentParts) -> RouteResolver | None:
@@ -331,6 +356,8 @@ def _resume(
             states=AgentStateFile(proj.state_dir / "agents.json"),
             providers=_Providers(proj, None, None),
             clock=_now,
+            # a replayed flow stays a replay when approved: its final says so too
+            source="replay" if source == "replay" else "production",
         )
         return resume_flow(
             parts,
@@ -401,9 +428,8 @@ def run_agent(
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
     with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
-        if progress is not None:
-            agent = Agent(*observed(agent.parts, agent.deps, progress))
-        return agent.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
+        deciding = agent.observed(progress) if progress is not None else agent
+        return deciding.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
 
 
 def review_flow(

@@ -107,7 +107,7 @@ class ShadowWorker:
     def for_agent(cls, parts: AgentParts, deps: RuntimeDeps) -> ShadowWorker | None:
         """A worker for an agent whose decisions are production ones and that has a
         registry (whether a route has a shadow version is asked per decision)."""
-        if deps.models is None or deps.source is not None or deps.dry_run:
+        if deps.models is None or deps.source != "production" or deps.dry_run:
             return None
         return cls(parts, deps, deps.models)
 

@@ -75,6 +75,7 @@ from mir.traces.records import (
 )
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
+from mir.traces.sources import FlowFilter, flow_source_sql
 from mir.traces.verification import check_segments, refuse_tampered, verify_store
 
 if TYPE_CHECKING:
@@ -312,10 +313,10 @@ class TraceStore:
         status: str | None = None,
         since: datetime | None = None,
         limit: int = 50,
-        source: str | None = None,
+        source: str | Sequence[str] | None = None,
     ) -> list[FlowSummary]:
         """Flows, most recently updated first, optionally filtered. ``source``: only
-        flows of that source (``production`` = a snapshot without one, ``eval``)."""
+        flows of that source or sources (``FLOW_SOURCES``; see ``sources.py``)."""
         if status is not None and status not in FLOW_STATUSES:
             raise UsageError(
                 f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
@@ -331,8 +332,8 @@ class TraceStore:
             outer.append("updated_at >= $since")
             params["since"] = int(since.timestamp() * 1_000_000)
         if source is not None:
-            outer.append("source = $source")
-            params["source"] = source
+            outer.append("list_contains($sources, source)")
+            params["sources"] = [source] if isinstance(source, str) else list(source)
         sql = (
             "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
             "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
@@ -343,8 +344,7 @@ class TraceStore:
             "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
             f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
             f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action, "
-            "coalesce(any_value(json_extract_string(data, '$.source')) "
-            "FILTER (WHERE step = 'snapshot'), 'production') AS source "
+            f"{flow_source_sql()} AS source "
             "FROM ({events}) GROUP BY flow_id) "
             f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
         )
@@ -356,12 +356,13 @@ class TraceStore:
         rows = self._query("SELECT count(*) FROM ({events})", {})
         return int(rows[0][0])
 
-    def events(self) -> Iterator[TraceEvent]:
-        """Every event, ordered by time then flow and seq, streamed (for export)."""
+    def events(self, flows: FlowFilter | None = None) -> Iterator[TraceEvent]:
+        """Every event (of the ``flows`` kept), ordered by time then flow and seq, streamed
+        (for export)."""
         with self._reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files)
+            source, params = self._filtered(has_db, files, flows)
             cursor = con.execute(
-                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq'
+                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq', params
             )
             while rows := cursor.fetchmany(10_000):
                 for row in rows:
@@ -379,18 +380,30 @@ class TraceStore:
                 db_path=self.db_path,
             )
 
-    def export_parquet(self, output: Path) -> int:
-        """Write every event to a Parquet file; returns the number of events."""
+    def export_parquet(self, output: Path, flows: FlowFilter | None = None) -> int:
+        """Write every event (of the ``flows`` kept) to a Parquet file; returns the number
+        of events."""
         with self._reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files)
+            source, params = self._filtered(has_db, files, flows)
             columns = database.quoted(list(EVENT_FIELDS))
             target = str(output).replace("'", "''")
             con.execute(
                 f'COPY (SELECT {columns} FROM ({source}) ORDER BY "at", flow_id, seq) '
-                f"TO '{target}' (FORMAT parquet)"
+                f"TO '{target}' (FORMAT parquet)",
+                params,
             )
-            row = con.execute(f"SELECT count(*) FROM ({source})").fetchone()
+            row = con.execute(f"SELECT count(*) FROM ({source})", params).fetchone()
         return int(row[0]) if row else 0
+
+    @staticmethod
+    def _filtered(
+        has_db: bool, files: list[Path], flows: FlowFilter | None
+    ) -> tuple[str, dict[str, Any]]:
+        everything = database.unique_events(has_db=has_db, files=files)
+        if flows is None:
+            return everything, {}
+        where, params = flows.where(everything)
+        return database.unique_events(has_db=has_db, files=files, where=where), params
 
     @contextmanager
     def analysis(
