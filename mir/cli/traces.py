@@ -211,7 +211,8 @@ def render_flows(flows: list[FlowSummary]) -> None:
         return
     table = Table(box=None, pad_edge=False)
     for column in ("flow", "agent", "source", "status", "action", "steps", "model"):
-        table.add_column(column, no_wrap=column in ("flow", "agent", "source", "status"))
+        # what identifies a flow stays whole; a long model name is what gets cut
+        table.add_column(column, no_wrap=column in ("flow", "agent", "source", "status", "action"))
     for column in ("tokens", "cost"):
         table.add_column(column)
     table.add_column("ms", justify="right")
