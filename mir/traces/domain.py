@@ -76,7 +76,9 @@ class FlowSummary(BaseModel):
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     action: str | None = Field(None, description="The proposed action, when a step recorded one.")
-    source: FlowSource = Field(
+    # str, not FlowSource: a store's text is shown as it is (an edited line must not
+    # break the listing), and anything but "production" is no evidence.
+    source: str = Field(
         "production",
         description="production, eval (`mir eval`, the promotion gate), shadow (a registry "
         "shadow version) or replay (a run on recorded model answers).",
