@@ -268,3 +268,21 @@ def test_traces_export_filters_whole_flows_by_agent_since_and_source(run_mir, de
 def _events_list(root: Path, flow_id: str) -> list[TraceEvent]:
     with TraceStore.for_project(find_project(root)) as store:
         return store.flow(flow_id)
+
+
+def test_a_promotion_gate_run_is_no_release_evidence(run_mir, tmp_path: Path, tiny_gguf: Path):
+    from tests.functional.test_models_cli import _setup
+    from tests.functional.test_models_cli import desk as models_desk
+
+    root = models_desk.__wrapped__(tmp_path, tiny_gguf)
+    _setup(run_mir, root)
+    gated = run_mir("models", "promote", "qwen", "2", "--to", "production", cwd=root,
+                    timeout=600)  # fmt: skip
+    assert gated.returncode in (0, 1), gated.stdout + gated.stderr
+    assert "gate" in gated.stdout
+    evals = json.loads(run_mir("traces", "list", "--source", "eval", "--json", cwd=root).stdout)
+    assert evals, "the gate traced its runs"
+    done = run_mir("models", "compare", "qwen", "--format", "json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["arms"] == {} and report["notes"] == ["no decisions yet"], report
