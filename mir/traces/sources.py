@@ -9,9 +9,13 @@ there too: production, the rule stores were written under).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+from mir.errors import UsageError
+from mir.traces.domain import FLOW_STATUSES
 
 if TYPE_CHECKING:
     from mir.traces.store import EventsSql
@@ -76,3 +80,54 @@ class FlowFilter:
             f"HAVING {' AND '.join(having)})",
             params,
         )
+
+
+# The action of a flow: its decision's, wherever a step recorded one.
+_ACTION = (
+    "coalesce(json_extract_string(data, '$.action'), "
+    "json_extract_string(data, '$.decision.action'))"
+)
+
+
+def listing_sql(
+    *,
+    agent: str | None,
+    status: str | None,
+    since: datetime | None,
+    limit: int,
+    source: str | Sequence[str] | None,
+) -> tuple[str, str, dict[str, Any]]:
+    """``traces list``: the summary SQL of the flows kept (``{events}`` for the store's
+    events), the condition pushed into the event scan, and the parameters."""
+    if status is not None and status not in FLOW_STATUSES:
+        raise UsageError(
+            f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
+        )
+    params: dict[str, Any] = {"limit": limit}
+    where, outer = "true", ["true"]
+    if agent is not None:
+        where, params["agent"] = "agent = $agent", agent
+    if status is not None:
+        outer.append("status = $status")
+        params["status"] = status
+    if since is not None:
+        outer.append("updated_at >= $since")
+        params["since"] = int(since.timestamp() * 1_000_000)
+    if source is not None:
+        outer.append("list_contains($sources, source)")
+        params["sources"] = [source] if isinstance(source, str) else list(source)
+    sql = (
+        "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
+        "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
+        'epoch_us(min("at")) AS started_at, epoch_us(max("at")) AS updated_at, '
+        "count(*) AS steps, "
+        "arg_max(provider, seq) FILTER (WHERE provider IS NOT NULL) AS provider, "
+        "arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model, "
+        "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
+        f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
+        f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action, "
+        f"{flow_source_sql()} AS source "
+        "FROM ({events}) GROUP BY flow_id) "
+        f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
+    )
+    return sql, where, params

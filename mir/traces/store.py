@@ -54,11 +54,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mir.errors import UsageError
 from mir.traces import database
 from mir.traces.compaction import adopt, compact_batch
 from mir.traces.domain import (
-    FLOW_STATUSES,
     CompactionResult,
     FlowSummary,
     IntegrityReport,
@@ -75,7 +73,7 @@ from mir.traces.records import (
 )
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
-from mir.traces.sources import FlowFilter, flow_source_sql
+from mir.traces.sources import FlowFilter, listing_sql
 from mir.traces.verification import check_segments, refuse_tampered, verify_store
 
 if TYPE_CHECKING:
@@ -84,10 +82,6 @@ if TYPE_CHECKING:
     from mir.project import Project
 
 _EVENT_SELECT = ", ".join('epoch_us("at") AS "at"' if c == "at" else f'"{c}"' for c in EVENT_FIELDS)
-_ACTION = (
-    "coalesce(json_extract_string(data, '$.action'), "
-    "json_extract_string(data, '$.decision.action'))"
-)
 
 
 class EventsSql(Protocol):
@@ -317,36 +311,8 @@ class TraceStore:
     ) -> list[FlowSummary]:
         """Flows, most recently updated first, optionally filtered. ``source``: only
         flows of that source or sources (``FLOW_SOURCES``; see ``sources.py``)."""
-        if status is not None and status not in FLOW_STATUSES:
-            raise UsageError(
-                f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
-            )
-        params: dict[str, Any] = {"limit": limit}
-        where, outer = "true", ["true"]
-        if agent is not None:
-            where, params["agent"] = "agent = $agent", agent
-        if status is not None:
-            outer.append("status = $status")
-            params["status"] = status
-        if since is not None:
-            outer.append("updated_at >= $since")
-            params["since"] = int(since.timestamp() * 1_000_000)
-        if source is not None:
-            outer.append("list_contains($sources, source)")
-            params["sources"] = [source] if isinstance(source, str) else list(source)
-        sql = (
-            "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
-            "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
-            'epoch_us(min("at")) AS started_at, epoch_us(max("at")) AS updated_at, '
-            "count(*) AS steps, "
-            "arg_max(provider, seq) FILTER (WHERE provider IS NOT NULL) AS provider, "
-            "arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model, "
-            "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
-            f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
-            f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action, "
-            f"{flow_source_sql()} AS source "
-            "FROM ({events}) GROUP BY flow_id) "
-            f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
+        sql, where, params = listing_sql(
+            agent=agent, status=status, since=since, limit=limit, source=source
         )
         rows = self._query(sql, params, where=where, columns=True)
         return [FlowSummary.model_validate(_with_instants(row)) for row in rows]
