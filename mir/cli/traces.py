@@ -20,9 +20,13 @@ PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
 AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
-# An eval's flows are kept apart by default: they never executed, and a suite of 40 cases
-# would bury the real decisions an operator lists traces to find.
-SOURCES = ("production", "eval", "shadow", "all")
+# Eval and shadow flows are kept apart by default: they never execute, and a suite of
+# 40 cases would bury the real decisions an operator lists traces to find. Replays run in
+# production mode (they may execute, or wait for review), so they are listed with them.
+SOURCES = ("production", "eval", "shadow", "replay", "all")
+DEFAULT_SOURCES = ("production", "replay")
+# A flow with no status yet has no final event: still running, or its process stopped.
+NO_STATUS = "unfinished"
 
 
 @contextmanager
@@ -59,23 +63,21 @@ def register(app: typer.Typer) -> None:
             None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
         ),
         limit: int = typer.Option(50, "--limit", min=1, help="At most this many flows."),
-        source: str = typer.Option(
-            "production",
+        source: str | None = typer.Option(
+            None,
             "--source",
-            help="production (default: real decisions), eval (`mir eval` runs, which never "
-            "execute), shadow (a registry shadow version's decisions, never executed) or all.",
+            help="production (decisions on a live model), replay (runs on recorded model "
+            "answers, e.g. --provider scripted), eval (`mir eval` and promotion-gate runs, "
+            "never executed), shadow (a registry shadow version's decisions, never "
+            "executed) or all. Default: production and replay.",
         ),
         as_json: bool = AS_JSON,
         project: Path | None = PROJECT,
     ) -> None:
         """Decision flows, most recently active first."""
-        from mir.errors import UsageError
         from mir.traces import parse_since, resolve_agent
 
-        if source not in SOURCES:
-            raise UsageError(
-                f"--source: unknown source {source!r}", hint="production, eval, shadow or all"
-            )
+        sources = _sources(source)
         window = parse_since(since) if since else None
         with open_store(project) as store:
             name = resolve_agent(store, agent) if agent is not None else None
@@ -84,7 +86,7 @@ def register(app: typer.Typer) -> None:
                 status=status,
                 since=window,
                 limit=limit,
-                source=None if source == "all" else source,
+                source=sources,
             )
         if as_json:
             _print_json([flow.model_dump(mode="json") for flow in flows])
@@ -125,20 +127,36 @@ def register(app: typer.Typer) -> None:
         output: Path | None = typer.Option(
             None, "--output", "-o", dir_okay=False, help="File to write (default: stdout)."
         ),
+        agent: str | None = typer.Option(
+            None, "--agent", help="Only this agent's flows (capability.agent, or the agent name)."
+        ),
+        since: str | None = typer.Option(
+            None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
+        ),
+        source: str = typer.Option(
+            "all",
+            "--source",
+            help="Only flows of this source: production, replay, eval, shadow, or all (default).",
+        ),
         project: Path | None = PROJECT,
     ) -> None:
-        """Every event, for other tools: JSON lines, Parquet, or OTLP spans (GenAI semconv)."""
+        """Events, for other tools: JSON lines, Parquet, or OTLP spans (GenAI semconv).
+        Filters keep whole flows."""
         from mir.errors import UsageError
-        from mir.traces import export_traces
+        from mir.traces import FlowFilter, export_traces, parse_since, resolve_agent
 
         if fmt not in ("json", "parquet", "otlp"):
             raise UsageError(f"--format: unknown format {fmt!r}", hint="use json, parquet or otlp")
+        sources = _sources(source)
+        window = parse_since(since) if since else None
         if output is not None:
             from mir.cli.paths import output_file
 
             output_file(output, "--output")
         with open_store(project) as store:
-            count = export_traces(store, fmt, output)  # type: ignore[arg-type]
+            name = resolve_agent(store, agent) if agent is not None else None
+            flows = FlowFilter(agent=name, since=window, sources=sources)
+            count = export_traces(store, fmt, output, flows)  # type: ignore[arg-type]
         if output is not None:
             console().print(f"exported {count} event(s) to {output}", markup=False)
 
@@ -162,6 +180,21 @@ def register(app: typer.Typer) -> None:
     app.add_typer(traces, name="traces")
 
 
+def _sources(source: str | None) -> tuple[str, ...] | None:
+    """The sources ``--source`` names (None: all of them); an unknown one is exit 2."""
+    from mir.errors import UsageError
+
+    if source is None:
+        return DEFAULT_SOURCES
+    if source not in SOURCES:
+        import difflib
+
+        close = difflib.get_close_matches(source, SOURCES, n=1)
+        hint = (f"did you mean {close[0]!r}? " if close else "") + "one of " + ", ".join(SOURCES)
+        raise UsageError(f"--source: unknown source {source!r}", hint=hint)
+    return None if source == "all" else (source,)
+
+
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
@@ -177,19 +210,22 @@ def render_flows(flows: list[FlowSummary]) -> None:
         console().print("no flows")
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("flow", "agent", "status", "action", "steps", "model", "tokens", "cost"):
-        table.add_column(column, no_wrap=column in ("flow", "agent", "status"))
+    for column in ("flow", "agent", "source", "status", "action", "steps", "model"):
+        # what identifies a flow stays whole; a long model name is what gets cut
+        table.add_column(column, no_wrap=column in ("flow", "agent", "source", "status", "action"))
+    for column in ("tokens", "cost"):
+        table.add_column(column)
     table.add_column("ms", justify="right")
     table.add_column("updated UTC", no_wrap=True)
     # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id
     shown = 12 if console().is_terminal else None
-    marked = any(flow.source != "production" for flow in flows)
     for flow in flows:
         # every value may come from a trace file or a model: literal, never markup
         table.add_row(
             literal(flow.flow_id[:shown]),
             literal(flow.agent),
-            literal(f"{flow.status} ({flow.source})" if marked else flow.status),
+            literal(flow.source),
+            literal(flow.status or NO_STATUS),
             literal(flow.action),
             str(flow.steps),
             literal(flow.model),

@@ -150,7 +150,8 @@ class DriftQueries(Aggregates, ChangePoints):
         if since is not None:
             params["since"] = since
         parsed_rows = drift_rows.source(self.events, where, kept=bool(self._kept))
-        self.agent_kinds = discover(self.con, parsed_rows, params)
+        production = f"SELECT * FROM ({parsed_rows}) WHERE src IS NULL OR src = 'production'"
+        self.agent_kinds = discover(self.con, production, params)
         shapes, self._members = decision_shapes(self.agent_kinds)
         # An eval flow's snapshot comes at most a day before its final event.
         snapshots = self.events(

@@ -1,8 +1,10 @@
 """SQL over the trace store: one registry model's decisions per arm (production, canary).
 
 A flow's arm is the ``data.registry.arm`` of its first ``infer`` event naming the model
-(the runtime records it on every attempt); its outcome is its ``final`` event. DuckDB
-aggregates; Python sees one row per arm.
+(the runtime records it on every attempt); its outcome is its ``final`` event. Only
+production flows count (``mir.traces.production_finals``): eval runs, promotion-gate
+runs, shadow flows and replays of recorded answers say nothing about the model in
+production. DuckDB aggregates; Python sees one row per arm.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from mir.project import Project, find_project
 from mir.releases.evidence import ArmStats
 from mir.runtime import RETRYABLE as _RUNTIME_RETRYABLE
-from mir.traces import TraceStore
+from mir.traces import TraceStore, production_finals
 
 RETRYABLE = sorted(code.value for code in _RUNTIME_RETRYABLE)
 
@@ -55,7 +57,7 @@ def arm_stats(con: Any, events: Any, name: str, since: datetime | None) -> dict[
     if since is not None:
         params["since"] = since
     sql = _ARMS.replace("{infers}", events("step = 'infer'" + when)).replace(
-        "{finals}", events("step = 'final'" + when)
+        "{finals}", production_finals(events, "true" + when)
     )
     out = {}
     for arm, version, n, valid, integ, fb, over, p50, p95, tokens in con.execute(

@@ -2,9 +2,11 @@
 
 A shadow flow's snapshot says ``data.source == "shadow"`` and ``data.shadow_of == <the
 production flow id>``; its ``infer`` events name the model with arm ``shadow``. Each pair
-compares the two flows' ``final`` records: the action, every decision field, whether the
-proposal was valid (no retryable model-output reason, not decided by rules), latency and
-tokens. DuckDB aggregates; Python sees one row per side and one per field.
+compares the two flows' ``final`` records (the production side only when it is a
+production flow, ``mir.traces.production_finals``: a replay's shadow is no evidence):
+the action, every decision field, whether the proposal was valid (no retryable
+model-output reason, not decided by rules), latency and tokens. DuckDB aggregates;
+Python sees one row per side and one per field.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mir.releases.arms import RETRYABLE
+from mir.traces import production_finals
 
 _PAIRS = """
 CREATE OR REPLACE TEMP TABLE release_pairs AS
@@ -27,7 +30,7 @@ WITH shadows AS (
   SELECT DISTINCT flow_id FROM ({infers})
   WHERE data->>'$.registry.name' = $name AND data->>'$.registry.arm' = 'shadow'
 ), finals AS (
-  SELECT flow_id,
+  SELECT flow_id, coalesce(data->>'$.source', 'shadow') = 'shadow' AS shadow_side,
     NOT list_has_any(reasons, $retryable) AND status <> 'fallback'
       AND coalesce(provider, '') <> 'rules' AS valid,
     data->'$.record.decision' AS decision,
@@ -42,8 +45,9 @@ SELECT s.shadow_id, s.production_id,
   h.valid AS s_valid, h.decision AS s_decision, h.action AS s_action,
   h.latency_ms AS s_latency, h.tokens AS s_tokens
 FROM shadows s JOIN named n ON n.flow_id = s.shadow_id
+JOIN ({production}) pf ON pf.flow_id = s.production_id
 JOIN finals p ON p.flow_id = s.production_id
-JOIN finals h ON h.flow_id = s.shadow_id
+JOIN finals h ON h.flow_id = s.shadow_id AND h.shadow_side
 """
 _SIDES = """
 SELECT count(*),
@@ -93,6 +97,7 @@ def shadow_stats(con: Any, events: Any, name: str, since: datetime | None) -> Sh
         _PAIRS.replace("{snapshots}", events("step = 'snapshot'" + when))
         .replace("{infers}", events("step = 'infer'" + when))
         .replace("{finals}", events("step = 'final'" + when))
+        .replace("{production}", production_finals(events, "true" + when))
     )
     con.execute(sql, params)
     n, agree, pv, sv, p50, p95, s50, s95, pt, st = con.execute(_SIDES).fetchone()

@@ -8,22 +8,17 @@ which is how the tests build a whole runtime with fakes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mir.contracts import AgentContract, Route
+from mir.contracts import AgentContract
 from mir.errors import UsageError
 from mir.inference import (
-    MODEL_CACHE,
-    ModelProvider,
     ModelResponse,
-    ModelSettings,
     ResponseCache,
     ScriptedProvider,
-    provider_for,
-    with_cache,
 )
 from mir.models import RouteResolver, Subscription, check_routes, read_registry
 from mir.project import Project, find_project
@@ -36,6 +31,12 @@ from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.progress import observed
+from mir.runtime.providers import (
+    _override_model,
+    _override_routes,
+    _production_source,
+    _Providers,
+)
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
 from mir.runtime.shadow import ShadowWorker
@@ -84,6 +85,16 @@ class Agent:
         # A registry shadow version re-decides each production decision in the background.
         self.shadow = ShadowWorker.for_agent(parts, deps)
 
+    def observed(self, progress: Callable[[str], None]) -> Agent:
+        """This agent, its steps reported to ``progress`` (the CLI's spinner). It shares
+        this agent's shadow worker, which ``close()`` waits for: a shadow decision started
+        by the observed agent ends in the trace, and its model calls are not narrated."""
+        view = Agent(*observed(self.parts, self.deps, progress))
+        if view.shadow is not None:
+            view.shadow.close()  # never started: nothing to wait for
+        view.shadow = self.shadow
+        return view
+
     @property
     def name(self) -> str:
         return self.parts.name
@@ -118,7 +129,10 @@ class Agent:
         """This agent with every model route answering from ``responses``, in order (an
         eval replays one scripted line per case run, whichever process runs it)."""
         scripted = ScriptedProvider(list(responses), label=label)
-        return Agent(self.parts, replace(self.deps, providers=lambda route: scripted))
+        source = "replay" if self.deps.source == "production" else self.deps.source
+        return Agent(
+            self.parts, replace(self.deps, providers=lambda route: scripted, source=source)
+        )
 
     def trace(self, flow_id: str) -> list[TraceEvent]:
         """The flow's events in order (what evals check trajectories against)."""
@@ -139,80 +153,6 @@ class Agent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-@dataclass
-class _Providers:
-    """One provider per route for the agent's lifetime (a scripted file is consumed in
-    order across decisions; a llama model is loaded once)."""
-
-    project: Project
-    override: str | None
-    responses: Path | None
-    # ``load_agent(response_cache=...)``: real model answers are cached there and replayed.
-    answers: ResponseCache | None = None
-    # The agent takes confidence from token probabilities: llama loads with logits_all.
-    logprobs: bool = False
-
-    def __post_init__(self) -> None:
-        self._cache: dict[int, ModelProvider] = {}
-        self._shared: ModelProvider | None = None
-        self._settings = self.project.section("model", ModelSettings)
-        if self._settings.memory_budget_mb is not None:
-            # The cache is per process: the last project loaded sets its budget.
-            MODEL_CACHE.budget_mb = self._settings.memory_budget_mb
-
-    def close(self) -> None:
-        if self.answers is not None:
-            self.answers.close()
-
-    def __call__(self, route: Route) -> ModelProvider:
-        if self.override == "scripted":
-            if self._shared is None:
-                assert self.responses is not None
-                self._shared = ScriptedProvider.from_file(self.responses)
-            return self._shared
-        if id(route) not in self._cache:
-            provider = provider_for(
-                route,
-                responses=self.responses,
-                settings=self._settings,
-                root=self.project.root,
-                logprobs=self.logprobs,
-            )
-            self._cache[id(route)] = with_cache(provider, self.answers)
-        return self._cache[id(route)]
-
-
-def _override_routes(parts: AgentParts, provider: str | None) -> AgentParts:
-    contract = parts.contract
-    if provider is None or provider == "scripted":
-        return parts
-    if provider == "rules":
-        routes = [Route(name="rules", provider="rules")]
-    else:
-        routes = [r for r in contract.routes if r.provider == provider]
-        if not routes:
-            raise UsageError(
-                f"--provider {provider}: the contract of {parts.name} has no {provider} route",
-                hint=f"routes: {', '.join(r.provider for r in contract.routes)}",
-            )
-    names = {r.name for r in routes}
-    ensemble = contract.ensemble
-    if ensemble is not None and not set(ensemble.routes) <= names:
-        ensemble = None
-    new = contract.model_copy(update={"routes": routes, "ensemble": ensemble})
-    return replace(parts, contract=new)
-
-
-def _override_model(parts: AgentParts, model: str | None) -> AgentParts:
-    if model is None:
-        return parts
-    routes = [
-        r if r.provider == "rules" else r.model_copy(update={"model": model})
-        for r in parts.contract.routes
-    ]
-    return replace(parts, contract=parts.contract.model_copy(update={"routes": routes}))
 
 
 def load_agent(
@@ -277,7 +217,7 @@ def load_agent(
             logprobs=parts.contract.decision.confidence_source == "logprobs",
         ),
         clock=_now,
-        source="eval" if evaluating else None,
+        source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
     )
@@ -336,6 +276,8 @@ def _resume(
             states=AgentStateFile(proj.state_dir / "agents.json"),
             providers=_Providers(proj, None, None),
             clock=_now,
+            # a replayed flow stays a replay when approved: its final says so too
+            source="replay" if source == "replay" else "production",
         )
         return resume_flow(
             parts,
@@ -406,9 +348,8 @@ def run_agent(
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
     with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
-        if progress is not None:
-            agent = Agent(*observed(agent.parts, agent.deps, progress))
-        return agent.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
+        deciding = agent.observed(progress) if progress is not None else agent
+        return deciding.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
 
 
 def review_flow(

@@ -107,7 +107,7 @@ class Tail:
             # without scanning every snapshot (flows from before these keys fall back).
             data={
                 "record": record.model_dump(),
-                "source": self.deps.source or "production",
+                "source": self.deps.source,
                 "contract_hash": self.state.contract_hash or self.parts.contract_hash,
                 "prompt_hashes": list(self.state.prompt_hashes),
             },

@@ -144,7 +144,7 @@ def _snapshot(
             "context": context,
             "context_source": source,
             **extra,
-            **({"source": tail.deps.source} if tail.deps.source else {}),
+            "source": tail.deps.source,
             **({"shadow_of": tail.deps.shadow_of} if tail.deps.shadow_of else {}),
             "contract": parts.contract_ref,
             "contract_hash": parts.contract_hash,

@@ -19,7 +19,7 @@ from mir.inference import ModelProvider
 from mir.models import RouteResolver
 from mir.runtime.integrity import IntegrityCheck
 from mir.runtime.prompting import PromptVariables, RenderedPrompt
-from mir.traces import TraceEvent
+from mir.traces import FlowSource, TraceEvent
 
 Executor = Callable[..., Mapping[str, Any] | None]
 ContextLoader = Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -156,9 +156,12 @@ class RuntimeDeps:
     states: AgentStates
     providers: ProviderFactory
     clock: Clock
-    # "eval" (``mir eval``): written into the snapshot event, so such flows never count as
-    # production decisions (drift, ``mir traces list``).
-    source: str | None = None
+    # Where the flow comes from, written into its snapshot and final events: "production"
+    # (a real decision on a live model), "eval" (``mir eval``, the promotion gate, the
+    # judge), "shadow" (a registry shadow version) or "replay" (a production-mode run
+    # whose model answers come from recorded responses). Only "production" counts as
+    # evidence: drift, ``mir models compare`` / ``check``.
+    source: FlowSource = "production"
     # Run the whole pipeline but never an executor: where it would execute, an ``execute``
     # event with phase "skipped" is recorded and the flow ends with the status it would
     # have reached (``record.executed`` stays False). The ledger is never touched.

@@ -13,6 +13,11 @@ executor, never executed), with every registry route resolved to its shadow vers
 and ``shadow_of: <production flow id>``. It re-decides on the input and context the
 production snapshot froze (passed as the caller's context: the context loader is not
 called again). Anything a shadow flow raises is counted, never seen by production.
+
+A shadow flow always ends in the trace: when ``close()`` gives up on the one running
+(past its timeout, e.g. a slow model at the end of a ``mir run agent``), it writes that
+flow's final event itself (``aborted``, reason ``shed``) and nothing the abandoned flow
+writes afterwards is stored, so no shadow snapshot is left without its final event.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, cast
 
 from mir.contracts import Route
@@ -32,7 +38,8 @@ from mir.models import Resolved, RouteResolver
 from mir.runtime.execution import FlowState, NoLedger
 from mir.runtime.flow import DecisionFlow
 from mir.runtime.ports import AgentParts, RuntimeDeps
-from mir.runtime.records import DecisionRecord
+from mir.runtime.records import DecisionRecord, ReasonCode
+from mir.traces import TraceEvent
 
 SHADOW = "shadow"
 QUEUE_SIZE = 256
@@ -57,6 +64,64 @@ class ShadowRoutes:
 
     def resolve(self, route: Route, flow_id: str) -> Resolved:
         return self.live.shadow(route) or self.live.resolve(route, flow_id)
+
+
+class _ShadowSink:
+    """The shadow flows' trace sink: it knows the flow being written, so ``cut()`` can
+    end it (its final event) and store nothing more from it."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self._lock = threading.Lock()
+        self._open: TraceEvent | None = None  # the last stored event of an unfinished flow
+        self._cut = False
+
+    def append(self, events: Sequence[TraceEvent]) -> None:
+        with self._lock:
+            if self._cut:
+                return
+            self.inner.append(events)
+            last = events[-1] if events else None
+            if last is not None:
+                self._open = None if last.step == "final" else last
+
+    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
+        return self.inner.flow(flow_id, verify=verify)
+
+    def __getattr__(self, name: str) -> Any:  # redact, and whatever else a sink offers
+        return getattr(self.inner, name)
+
+    def cut(self, agent: str, at: datetime) -> None:
+        with self._lock:
+            self._cut = True
+            last, self._open = self._open, None
+            if last is None:
+                return
+            record = DecisionRecord(
+                flow_id=last.flow_id,
+                agent=agent,
+                status="aborted",
+                reasons=[ReasonCode.SHED],
+                latency_ms=max(0.0, (at - last.at).total_seconds() * 1000),
+            )
+            self.inner.append(
+                [
+                    TraceEvent(
+                        flow_id=last.flow_id,
+                        seq=last.seq + 1,
+                        step="final",
+                        agent=last.agent,
+                        at=at,
+                        status="aborted",
+                        reasons=(ReasonCode.SHED,),
+                        data={
+                            "record": record.model_dump(),
+                            "source": SHADOW,
+                            "why": "the process closed before the shadow decision finished",
+                        },
+                    )
+                ]
+            )
 
 
 @dataclass(frozen=True)
@@ -86,8 +151,10 @@ class ShadowWorker:
     ):
         self.parts = parts
         self.resolver = resolver
+        self._sink = _ShadowSink(deps.traces)
         self.base = replace(
             deps,
+            traces=self._sink,
             ledger=NoLedger(),
             states=_NeverSuspended(),
             source=SHADOW,
@@ -107,7 +174,7 @@ class ShadowWorker:
     def for_agent(cls, parts: AgentParts, deps: RuntimeDeps) -> ShadowWorker | None:
         """A worker for an agent whose decisions are production ones and that has a
         registry (whether a route has a shadow version is asked per decision)."""
-        if deps.models is None or deps.source is not None or deps.dry_run:
+        if deps.models is None or deps.source != "production" or deps.dry_run:
             return None
         return cls(parts, deps, deps.models)
 
@@ -229,6 +296,7 @@ class ShadowWorker:
             thread.join(timeout_s)
             if thread.is_alive():
                 self._abandon.set()
+                self._sink.cut(self.parts.name, self.base.clock())
                 left = self._queue.qsize() + 1  # the queued ones and the one running
                 self.stats.dropped += left
         if self.stats.dropped:

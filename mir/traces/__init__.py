@@ -2,8 +2,10 @@
 
 from mir.traces.application import find_flow, parse_since, resolve_agent, verify_traces
 from mir.traces.domain import (
+    FLOW_SOURCES,
     ChainBreak,
     CompactionResult,
+    FlowSource,
     FlowStatus,
     FlowSummary,
     IntegrityReport,
@@ -15,13 +17,17 @@ from mir.traces.domain import (
 )
 from mir.traces.exporters import export_traces
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
+from mir.traces.sources import FlowFilter, production_finals
 from mir.traces.store import EventsSql, TraceStore
 
 __all__ = [
+    "FLOW_SOURCES",
     "REDACTED",
     "ChainBreak",
     "CompactionResult",
     "EventsSql",
+    "FlowFilter",
+    "FlowSource",
     "FlowStatus",
     "FlowSummary",
     "IntegrityReport",
@@ -35,6 +41,7 @@ __all__ = [
     "export_traces",
     "find_flow",
     "parse_since",
+    "production_finals",
     "resolve_agent",
     "secret_env_values",
     "verify_traces",

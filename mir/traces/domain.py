@@ -20,6 +20,14 @@ from mir.errors import MirUserError
 
 FlowStatus = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
 FLOW_STATUSES: tuple[str, ...] = get_args(FlowStatus)
+# Where a flow comes from (its snapshot's and final event's ``data.source``). Only
+# ``production`` flows are evidence (drift, release comparisons); ``eval`` (``mir eval``,
+# the promotion gate, the judge) and ``shadow`` never execute; ``replay`` is a
+# production-mode run on recorded model answers (it may execute, it proves nothing about
+# a model). A flow written before sources were explicit is ``production`` unless its
+# snapshot names another source.
+FlowSource = Literal["production", "eval", "shadow", "replay"]
+FLOW_SOURCES: tuple[str, ...] = get_args(FlowSource)
 Step = Literal[
     "snapshot", "infer", "validate", "route", "review", "recheck", "execute", "fallback", "final"
 ]
@@ -68,8 +76,12 @@ class FlowSummary(BaseModel):
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     action: str | None = Field(None, description="The proposed action, when a step recorded one.")
+    # str, not FlowSource: a store's text is shown as it is (an edited line must not
+    # break the listing), and anything but "production" is no evidence.
     source: str = Field(
-        "production", description="'production', or who ran it without effect: 'eval'."
+        "production",
+        description="production, eval (`mir eval`, the promotion gate), shadow (a registry "
+        "shadow version) or replay (a run on recorded model answers).",
     )
 
 

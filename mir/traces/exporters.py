@@ -28,6 +28,7 @@ from mir.errors import UsageError
 from mir.traces.domain import TraceEvent
 from mir.traces.records import EVENT_FIELDS, canonical_body, stored_body
 from mir.traces.redaction import Redactor
+from mir.traces.sources import FlowFilter
 from mir.traces.store import TraceStore
 
 ExportFormat = Literal["json", "parquet", "otlp"]
@@ -35,16 +36,19 @@ _MODEL_STEPS = {"infer"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def export_traces(store: TraceStore, fmt: ExportFormat, output: Path | None) -> int:
-    """Write every event in ``fmt`` to ``output`` (stdout for text formats); returns count."""
+def export_traces(
+    store: TraceStore, fmt: ExportFormat, output: Path | None, flows: FlowFilter | None = None
+) -> int:
+    """Write every event (of the ``flows`` kept: whole flows) in ``fmt`` to ``output``
+    (stdout for text formats); returns the count."""
     redactor: Redactor = store._redactor  # the store's own rules (env, patterns, shapes)
     if fmt == "parquet":
         if output is None:
             raise UsageError("parquet is binary: it needs a file", hint="pass --output FILE")
-        if not any(_needs_redaction(event, redactor) for event in store.events()):
-            return store.export_parquet(output)  # DuckDB writes it directly
-        return _write_parquet(_redacted(store.events(), redactor), output)
-    events = _redacted(store.events(), redactor)
+        if not any(_needs_redaction(event, redactor) for event in store.events(flows)):
+            return store.export_parquet(output, flows)  # DuckDB writes it directly
+        return _write_parquet(_redacted(store.events(flows), redactor), output)
+    events = _redacted(store.events(flows), redactor)
     if output is None:
         return _write(events, fmt, sys.stdout)
     with output.open("w", encoding="utf-8") as handle:

@@ -54,11 +54,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mir.errors import UsageError
 from mir.traces import database
 from mir.traces.compaction import adopt, compact_batch
 from mir.traces.domain import (
-    FLOW_STATUSES,
     CompactionResult,
     FlowSummary,
     IntegrityReport,
@@ -75,6 +73,7 @@ from mir.traces.records import (
 )
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
+from mir.traces.sources import FlowFilter, listing_sql
 from mir.traces.verification import check_segments, refuse_tampered, verify_store
 
 if TYPE_CHECKING:
@@ -83,10 +82,6 @@ if TYPE_CHECKING:
     from mir.project import Project
 
 _EVENT_SELECT = ", ".join('epoch_us("at") AS "at"' if c == "at" else f'"{c}"' for c in EVENT_FIELDS)
-_ACTION = (
-    "coalesce(json_extract_string(data, '$.action'), "
-    "json_extract_string(data, '$.decision.action'))"
-)
 
 
 class EventsSql(Protocol):
@@ -312,41 +307,12 @@ class TraceStore:
         status: str | None = None,
         since: datetime | None = None,
         limit: int = 50,
-        source: str | None = None,
+        source: str | Sequence[str] | None = None,
     ) -> list[FlowSummary]:
         """Flows, most recently updated first, optionally filtered. ``source``: only
-        flows of that source (``production`` = a snapshot without one, ``eval``)."""
-        if status is not None and status not in FLOW_STATUSES:
-            raise UsageError(
-                f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
-            )
-        params: dict[str, Any] = {"limit": limit}
-        where, outer = "true", ["true"]
-        if agent is not None:
-            where, params["agent"] = "agent = $agent", agent
-        if status is not None:
-            outer.append("status = $status")
-            params["status"] = status
-        if since is not None:
-            outer.append("updated_at >= $since")
-            params["since"] = int(since.timestamp() * 1_000_000)
-        if source is not None:
-            outer.append("source = $source")
-            params["source"] = source
-        sql = (
-            "SELECT * FROM (SELECT flow_id, arg_min(agent, seq) AS agent, "
-            "arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status, "
-            'epoch_us(min("at")) AS started_at, epoch_us(max("at")) AS updated_at, '
-            "count(*) AS steps, "
-            "arg_max(provider, seq) FILTER (WHERE provider IS NOT NULL) AS provider, "
-            "arg_max(model, seq) FILTER (WHERE model IS NOT NULL) AS model, "
-            "sum(prompt_tokens + completion_tokens) AS tokens, sum(cost_usd) AS cost_usd, "
-            f"sum(latency_ms) AS latency_ms, arg_max({_ACTION}, seq) "
-            f"FILTER (WHERE {_ACTION} IS NOT NULL) AS action, "
-            "coalesce(any_value(json_extract_string(data, '$.source')) "
-            "FILTER (WHERE step = 'snapshot'), 'production') AS source "
-            "FROM ({events}) GROUP BY flow_id) "
-            f"WHERE {' AND '.join(outer)} ORDER BY updated_at DESC, flow_id LIMIT $limit"
+        flows of that source or sources (``FLOW_SOURCES``; see ``sources.py``)."""
+        sql, where, params = listing_sql(
+            agent=agent, status=status, since=since, limit=limit, source=source
         )
         rows = self._query(sql, params, where=where, columns=True)
         return [FlowSummary.model_validate(_with_instants(row)) for row in rows]
@@ -356,12 +322,13 @@ class TraceStore:
         rows = self._query("SELECT count(*) FROM ({events})", {})
         return int(rows[0][0])
 
-    def events(self) -> Iterator[TraceEvent]:
-        """Every event, ordered by time then flow and seq, streamed (for export)."""
+    def events(self, flows: FlowFilter | None = None) -> Iterator[TraceEvent]:
+        """Every event (of the ``flows`` kept), ordered by time then flow and seq, streamed
+        (for export)."""
         with self._reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files)
+            source, params = self._filtered(has_db, files, flows)
             cursor = con.execute(
-                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq'
+                f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq', params
             )
             while rows := cursor.fetchmany(10_000):
                 for row in rows:
@@ -379,18 +346,30 @@ class TraceStore:
                 db_path=self.db_path,
             )
 
-    def export_parquet(self, output: Path) -> int:
-        """Write every event to a Parquet file; returns the number of events."""
+    def export_parquet(self, output: Path, flows: FlowFilter | None = None) -> int:
+        """Write every event (of the ``flows`` kept) to a Parquet file; returns the number
+        of events."""
         with self._reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files)
+            source, params = self._filtered(has_db, files, flows)
             columns = database.quoted(list(EVENT_FIELDS))
             target = str(output).replace("'", "''")
             con.execute(
                 f'COPY (SELECT {columns} FROM ({source}) ORDER BY "at", flow_id, seq) '
-                f"TO '{target}' (FORMAT parquet)"
+                f"TO '{target}' (FORMAT parquet)",
+                params,
             )
-            row = con.execute(f"SELECT count(*) FROM ({source})").fetchone()
+            row = con.execute(f"SELECT count(*) FROM ({source})", params).fetchone()
         return int(row[0]) if row else 0
+
+    @staticmethod
+    def _filtered(
+        has_db: bool, files: list[Path], flows: FlowFilter | None
+    ) -> tuple[str, dict[str, Any]]:
+        everything = database.unique_events(has_db=has_db, files=files)
+        if flows is None:
+            return everything, {}
+        where, params = flows.where(everything)
+        return database.unique_events(has_db=has_db, files=files, where=where), params
 
     @contextmanager
     def analysis(

@@ -144,9 +144,11 @@ def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):
     )
     assert len(evals) == 3 and {f["source"] for f in evals} == {"eval"}
     table = run_mir("traces", "list", "--source", "all", cwd=suite_app).stdout
-    assert "executed (eval)" in table
+    rows = [line.split() for line in table.splitlines()[1:]]
+    assert sorted(r[2] for r in rows) == ["eval"] * 3, table  # the source column
+    assert "executed" in {r[3] for r in rows}, table
     wrong = run_mir("traces", "list", "--source", "evals", cwd=suite_app)
-    assert wrong.returncode == 2 and "production, eval, shadow or all" in wrong.stderr
+    assert wrong.returncode == 2 and "production, eval, shadow, replay, all" in wrong.stderr
 
 
 def test_a_failing_case_exits_1_and_names_the_failure(run_mir, suite_app: Path):

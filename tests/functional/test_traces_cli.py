@@ -257,8 +257,9 @@ def test_piped_list_and_show_print_every_column_in_full(run_mir, named):
     listing = run_mir("traces", "list", cwd=named, env={"COLUMNS": "80"})
     assert listing.returncode == 0, listing.stderr
     first = listing.stdout.splitlines()[1].split()
-    assert first[:4] == [
-        "d00d0000-1111-2222-3333-444455556666", "support_desk.triage", "executed", "refund",
+    assert first[:5] == [
+        "d00d0000-1111-2222-3333-444455556666", "support_desk.triage", "production", "executed",
+        "refund",
     ]  # fmt: skip
     assert long_model in listing.stdout and "…" not in listing.stdout
     shown = run_mir("traces", "show", "d00d", cwd=named, env={"COLUMNS": "80"})

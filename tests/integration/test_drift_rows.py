@@ -349,6 +349,6 @@ def test_the_runtime_writes_the_source_and_contract_beside_the_record(tmp_path):
     assert final.step == "final" and set(final.data) == keys
     infers = [e.prompt_hash for e in events if e.step == "infer"]
     assert infers and final.data["prompt_hashes"] == list(dict.fromkeys(infers))
-    assert final.data["source"] == "production"
+    assert final.data["source"] == "replay"  # recorded answers, approved: still a replay
     assert final.data["contract_hash"] == snapshot.data["contract_hash"]
     assert final.data["record"]["flow_id"] == record.flow_id

@@ -60,11 +60,12 @@ def test_an_eval_passes_every_check_but_never_executes_nor_opens_the_ledger(app:
     assert events[-1].step == "final" and events[-1].status == "executed"
 
 
-def test_production_runs_still_execute_and_carry_no_source(app: Path):
+def test_production_mode_replays_still_execute_and_are_traced_as_replays(app: Path):
+    # recorded answers in production mode: executed as before, never production evidence
     record, events = _run(app, [_decision()], mode="production")
     assert record.executed is True
     assert (app / "executed.jsonl").exists()
-    assert "source" not in events[0].data
+    assert events[0].data["source"] == "replay" and events[-1].data["source"] == "replay"
 
 
 def test_a_case_world_replaces_the_context_loader(app: Path):
@@ -93,10 +94,11 @@ def test_traces_list_filters_by_source(app: Path):
     with _store(app) as store:
         every = {f.flow_id: f.source for f in store.list_flows()}
         evals = [f.flow_id for f in store.list_flows(source="eval")]
+        replays = [f.flow_id for f in store.list_flows(source="replay")]
         production = [f.flow_id for f in store.list_flows(source="production")]
-    assert every == {eval_record.flow_id: "eval", prod_record.flow_id: "production"}
+    assert every == {eval_record.flow_id: "eval", prod_record.flow_id: "replay"}
     assert evals == [eval_record.flow_id]
-    assert production == [prod_record.flow_id]
+    assert replays == [prod_record.flow_id] and production == []
 
 
 def _store(app: Path) -> TraceStore:

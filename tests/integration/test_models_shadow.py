@@ -206,3 +206,31 @@ def test_a_shadow_flow_pending_review_cannot_be_approved(tmp_path, tiny_gguf):
         approve(shadow_id, project=root, traces=store)
     store.close()
     assert len((root / "executed.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_shadow_given_up_at_close_still_ends_in_the_trace(tmp_path, tiny_gguf):
+    # close() gives up on a running shadow decision (a slow model at the end of a CLI
+    # run): its flow gets a final event (aborted, shed), and nothing it writes later
+    root, _, _ = _setup(tmp_path, tiny_gguf)
+    store = TraceStore(tmp_path / "traces")
+    shadow = ByOrder(behaviour="hang")
+    agent = _agent(root, store, {"v1.gguf": ByOrder(), "v2.gguf": shadow})
+    record = agent.decide(_order(1))
+    assert agent.shadow is not None
+    deadline = time.monotonic() + 30
+    while not shadow.calls and time.monotonic() < deadline:  # the shadow is in its model call
+        time.sleep(0.01)
+    stats = agent.shadow.close(timeout_s=0.3)
+    assert stats.dropped == 1
+    shadow.release.set()  # the abandoned flow goes on (a ProviderError, then the rules)
+    time.sleep(0.5)
+    agent.close()
+    _, shadows = _flows(store)
+    events = shadows[record.flow_id]
+    finals = [e for e in events if e.step == "final"]
+    assert len(finals) == 1, events
+    assert finals[0].status == "aborted" and list(finals[0].reasons) == ["shed"]
+    assert finals[0].data["source"] == "shadow"
+    assert finals[0].data["record"]["status"] == "aborted"
+    assert finals[0].seq == max(e.seq for e in events)
+    store.close()
