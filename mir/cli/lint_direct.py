@@ -262,7 +262,7 @@ def _require_project(root: Path, searched: bool) -> None:
     where = f"{project.root} or any parent" if searched else str(project.root)
     raise ConfigError(
         f"no mir project found in {where} (no pyproject.toml with [tool.mir])",
-        hint="run `mir init` first, or pass the project folder",
+        hint="run `mir init` there first, or pass the project's folder as ROOT",
     )
 
 

@@ -252,6 +252,8 @@ def load_agent(
         raise UsageError("--provider scripted needs --responses FILE (JSONL of raw outputs)")
     ref_path = Path(ref)
     near = ref_path.parent if ref_path.suffix in (".yaml", ".yml") else None
+    if near is not None and not ref_path.is_file():  # not "folder not found: <its folder>"
+        resolve_contract(str(ref), None)
     proj = _project(project, near)
     contract_path = resolve_contract(str(ref), proj)
     parts = _override_routes(load_parts(contract_path, proj.root), provider)

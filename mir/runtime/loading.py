@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from mir.contracts import AgentContract, field_line
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
+from mir.runtime.arguments import cwd_hint
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck, SchemaCheck
@@ -34,8 +35,12 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
     """``capability.agent`` (looked up in the project) or a path to the contract file."""
     path = Path(ref)
     if path.suffix in (".yaml", ".yml") or path.exists():
+        if path.is_dir():
+            raise UsageError(
+                f"{ref} is a folder, not a contract file", hint=_reference_hint(ref, project)
+            )
         if not path.is_file():
-            raise UsageError(f"contract file not found: {ref}")
+            raise UsageError(f"contract file not found: {ref}", hint=cwd_hint(path))
         return path.resolve()
     capability, _, agent = ref.partition(".")
     if not capability or not agent or "." in agent:
@@ -52,7 +57,13 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
             if elsewhere.startswith("did you mean")
             else f"create it with `mir new agent {capability} {agent}`"
         )
-        raise UsageError(f"no agent {ref!r}: {found} does not exist", hint=hint)
+        # the project-relative path and the project: run from the wrong folder (mir's own
+        # checkout), an absolute path under mir/ read as mir's own files
+        shown = _ref(found, project.root)
+        raise UsageError(
+            f"no agent {ref!r} in the project at {project.root}: {shown} does not exist",
+            hint=hint,
+        )
     return found.resolve()
 
 
