@@ -301,6 +301,16 @@ def render_text(report: LintReport) -> None:
             highlight=False,
             emoji=False,
         )
+    for item in report.unchecked:
+        entry = item.entry
+        out.print(
+            f"baseline entry {entry.code} {escape(entry.path)} "
+            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): not "
+            f"checked, {escape(item.why)}; kept",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
     stats = report.stats
     scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
     extra = f", {len(report.baselined)} baselined" if report.baselined else ""
