@@ -310,9 +310,14 @@ def _resume(
         # events are re-hashed against the chain and the manifest before anything runs.
         events = store.flow(flow_id, verify=True)
         if not events and hasattr(store, "flow_ids"):
-            matches = store.flow_ids(flow_id, limit=2)
+            matches = store.flow_ids(flow_id, limit=6)
             if len(matches) > 1:
-                raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
+                # the candidates, as `mir traces show` lists them: which one was meant?
+                shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+                raise UsageError(
+                    f"flow id prefix {flow_id!r} is ambiguous ({shown})",
+                    hint="give more characters of the flow id",
+                )
             if matches:
                 flow_id, events = matches[0], store.flow(matches[0], verify=True)
         source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
