@@ -45,7 +45,7 @@ def might_have_contracts(root: Path) -> bool:
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str] | None:
-    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B] [--config C]
+    """``lint boundaries [ROOT] [--format F | --json] [--cache-dir D] [--baseline B] [--config C]
     [--no-cache]``
     (each at most once, ``--opt=value`` too) as a dict; None for anything else."""
     if argv[:2] != ["lint", "boundaries"]:
@@ -58,6 +58,8 @@ def parse_arguments(argv: list[str]) -> dict[str, str] | None:
         name, eq, value = token.partition("=")
         if token == "--no-cache":
             key, value = "no_cache", "1"
+        elif token == "--json":  # the same as --format json (both at once: typer says)
+            key, value = "fmt", "json"
         elif name in _VALUED and name.startswith("--") and eq:
             key = _VALUED[name]
         elif token in _VALUED and i + 1 < len(rest):
