@@ -17,6 +17,8 @@ from mir.cli.lint_direct import (
 from mir.cli.output import chosen_format, console, format_option, json_option
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from mir.boundaries import LintOptions, LintReport
 
 FORMAT_HELP = (
@@ -188,7 +190,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
-        out.clear()
+        _clear(out)
         render_text(report)
         stats = report.stats
         out.print(
@@ -198,7 +200,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         )
 
     def show_error(exc: Exception) -> None:
-        out.clear()
+        _clear(out)
         out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
 
@@ -210,3 +212,15 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         extra_findings=lambda: contract_findings(root, config, folder),
         extra_files=[config] if config is not None else [],
     )
+
+
+# What `clear` writes: home, erase the screen, erase the scrollback. Erasing the screen
+# alone leaves the last run's findings a scroll away, where they read as current.
+CLEAR = "\x1b[H\x1b[2J\x1b[3J"
+
+
+def _clear(out: Console) -> None:
+    """Clear the terminal before a run's report; never in a pipe or on a dumb terminal."""
+    if out.is_terminal and not out.is_dumb_terminal:
+        out.file.write(CLEAR)
+        out.file.flush()
