@@ -7,23 +7,15 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from mir.cli.drift import short_hashes
-
 if TYPE_CHECKING:
     from mir.drift import DriftReport, MetricResult
 
 _COLORS = {"suspend": "#c0392b", "warn": "#d68910", "ok": "#1e8449"}
-# Fits a 1280 px window: the table takes the page's width and long values (hashes, a
-# detail, a note) wrap anywhere rather than push it wider; a table that still cannot
-# fit scrolls inside its own box, never the page.
 _STYLE = (
-    "body{font:14px system-ui,sans-serif;margin:2em;color:#222;overflow-wrap:anywhere}"
-    ".scroll{max-width:100%;overflow-x:auto}"
-    "table{border-collapse:collapse;margin:.5em 0 1.5em;width:100%}"
-    "td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left;"
-    "overflow-wrap:anywhere}"
-    "td:first-child{overflow-wrap:normal;white-space:nowrap}"
-    "th{background:#f4f4f4}.verdict{font-weight:600;white-space:nowrap}.muted{color:#888}"
+    "body{font:14px system-ui,sans-serif;margin:2em;color:#222}"
+    "table{border-collapse:collapse;margin:.5em 0 1.5em}"
+    "td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}"
+    "th{background:#f4f4f4}.verdict{font-weight:600}.muted{color:#888}"
 )
 
 
@@ -40,13 +32,8 @@ def _bars(shares: list[float], color: str) -> str:
     return f'<svg width="{len(shares) * width}" height="24" role="img">{rects}</svg>'
 
 
-def _number(value: float | None, metric: str = "") -> str:
-    """As the CLI shows it: rates and limit hugging (and their levels) as percentages."""
-    if value is None:
-        return "-"
-    if metric.startswith("rate.") or metric == "limits.hugging":
-        return f"{value:.1%}"
-    return f"{value:.4g}"
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _row(m: MetricResult) -> str:
@@ -58,14 +45,14 @@ def _row(m: MetricResult) -> str:
     )
     cells = [
         escape(m.metric),
-        _number(m.reference, m.metric),
-        _number(m.current, m.metric),
+        _number(m.reference),
+        _number(m.current),
         _number(m.value),
-        "-" if m.p_value is None else f"{m.p_value:.2g}",
+        _number(m.p_value),
         f"{_number(m.warn)} / {_number(m.suspend)}",
         f'<span class="verdict" style="color:{color}">{escape(m.verdict.replace("_", " "))}</span>',
         hist,
-        escape(short_hashes(m.detail)),
+        escape(m.detail),
     ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
@@ -89,22 +76,18 @@ def page(report: DriftReport) -> str:
         verdict = agent.verdict
         parts.append(
             f"<h2>{escape(agent.agent)} <span style='color:{_COLORS.get(verdict, '#888')}'>"
-            f"{verdict.replace('_', ' ').upper()}</span>"
-            f"{' (suspended by the breaker)' if agent.suspended else ''}"
+            f"{verdict.upper()}</span>{' (suspended by the breaker)' if agent.suspended else ''}"
             f"</h2><p>current {escape(agent.current.label)} ({agent.current.decisions} "
             f"decisions) vs reference {escape(agent.reference.label)} "
             f"({agent.reference.decisions} decisions)</p>"
         )
         if agent.likely_causes:
-            causes = "; ".join(escape(short_hashes(c)) for c in agent.likely_causes)
+            causes = "; ".join(escape(c) for c in agent.likely_causes)
             parts.append(f"<p><b>likely causes:</b> {causes}</p>")
         for kind in KINDS:
             rows = [m for m in agent.metrics if m.kind == kind]
             if rows:
                 body = "".join(_row(m) for m in rows)
-                parts.append(
-                    f"<h3>{kind} drift</h3><div class='scroll'><table><tr>{head}</tr>{body}"
-                    "</table></div>"
-                )
+                parts.append(f"<h3>{kind} drift</h3><table><tr>{head}</tr>{body}</table>")
     parts.append("</body></html>\n")
     return "".join(parts)

@@ -180,6 +180,18 @@ def _ref(path: Path, root: Path) -> str:
     return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(resolved)
 
 
+def _did_you_mean(wrong: str, known: list[str], prefix: str, attr: str = "") -> str | None:
+    """``did you mean `adapters:issue_refund`?`` for a misspelt executor, module or
+    loader (the closest name the module or capability folder has), else None."""
+    import difflib
+
+    close = difflib.get_close_matches(wrong, sorted(set(known)), n=1, cutoff=0.6)
+    if not close:
+        return None
+    tail = f":{attr}" if attr else ""
+    return f"did you mean `{prefix}{close[0]}{tail}`?"
+
+
 def _callable(value: Any, ref: str, where: str) -> Callable[..., Any]:
     if not callable(value):
         raise ConfigError(f"{ref} is not callable", where=where)
@@ -195,24 +207,31 @@ class UserCode:
 
     def attribute(self, ref: str, where: str, field: str) -> Any:
         module_name, _, attr = ref.partition(":")
-        module = self.module(module_name, where, field)
+        module = self.module(module_name, where, field, ref_attr=attr)
         try:
             return getattr(module, attr)
         except AttributeError as exc:
+            names = [n for n in vars(module) if not n.startswith("_")]
             raise ConfigError(
-                f"{field}: {module_name} has no {attr!r}", where=str(module.__file__)
+                f"{field}: {module_name} has no {attr!r}",
+                where=str(module.__file__),
+                hint=_did_you_mean(attr, names, f"{module_name}:"),
             ) from exc
 
-    def module(self, name: str, where: str, field: str) -> Any:
+    def module(self, name: str, where: str, field: str, ref_attr: str = "") -> Any:
         relative = Path(*name.split("."))
         file = self.capability / relative.with_suffix(".py")
         if not file.is_file():
             file = self.capability / relative / "__init__.py"
         if not file.is_file():
+            modules = [p.stem for p in self.capability.glob("*.py") if p.stem != "__init__"]
+            modules += [p.parent.name for p in self.capability.glob("*/__init__.py")]
+            close = _did_you_mean(name, modules, "", attr=ref_attr)
+            create = f"create {self.capability / relative.with_suffix('.py')}"
             raise ConfigError(
                 f"{field}: no module {name!r} in {self.capability}",
                 where=where,
-                hint=f"create {self.capability / relative.with_suffix('.py')}",
+                hint=f"{close} If not, {create}" if close else create,
             )
         try:
             if self.capability.is_relative_to(self.root):
