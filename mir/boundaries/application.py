@@ -21,7 +21,10 @@ from mir.boundaries.report import (
     LintStats,
     apply_baseline,
     entries_for,
+    merged,
+    split_unchecked,
 )
+from mir.errors import MirUserError
 
 if TYPE_CHECKING:  # the model, rules, parser and settings (pydantic) load only when needed
     from mir.boundaries.model import IntentInfo, LintModel
@@ -300,14 +303,21 @@ def finish_report(
     findings = sorted([*own, *extra_findings], key=lambda f: f.sort_key)
     written = False
     if baseline is not None and update_baseline:
-        baseline.write(entries_for(findings))
+        try:
+            before = baseline.load()
+        except MirUserError:
+            before = []  # no baseline yet (or not one): this run writes the first
+        _, unchecked = split_unchecked(apply_baseline(findings, before)[2], findings)
+        baseline.write(merged(entries_for(findings), unchecked))
         written = True
     known = baseline.load() if baseline is not None else None
     new, baselined, stale = apply_baseline(findings, known)
+    stale, unchecked = split_unchecked(stale, findings)
     return LintReport(
         findings=tuple(new),
         baselined=tuple(baselined),
         stale=tuple(stale),
+        unchecked=tuple(unchecked),
         stats=replace(stats, seconds=time.perf_counter() - started),
         baseline_path=baseline.location if baseline is not None else None,
         baseline_written=written,

@@ -42,6 +42,7 @@ def render_json(report: LintReport) -> str:
         "findings": [_located(finding) for finding in report.findings],
         "baselined": [_located(finding) for finding in report.baselined],
         "stale": [entry.as_dict() for entry in report.stale],
+        "unchecked": [item.as_dict() for item in report.unchecked],
         "summary": report.summary(),
     }
     return json.dumps(payload, indent=2)

@@ -5,12 +5,28 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    error_console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 
-PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from mir.runtime import AgentStatus
+
+PROJECT = typer.Option(
+    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
+)
 _NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
 _STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
@@ -25,25 +41,46 @@ def _when(at: str | None) -> str | None:
         return at
 
 
+def _answer(status: AgentStatus, changed: Text) -> None:
+    """``NAME: suspended (by alice)`` for a change; for none, suspend and resume answer
+    alike: ``NAME: already STATE (...; nothing changed)``, exit 0 both."""
+    from rich.text import Text
+
+    if status.changed:
+        console().print(Text.assemble(f"{status.name}: ", changed))
+        return
+    if status.state == "suspended":
+        since = f"suspended by {status.by or '?'} at {_when(status.at) or '?'} UTC"
+    elif status.at:
+        since = f"resumed by {status.by or '?'} at {_when(status.at)} UTC"
+    else:
+        since = "it was not suspended"
+    console().print(Text(f"{status.name}: already {status.state} ({since}; nothing changed)"))
+
+
 def register(app: typer.Typer) -> None:
     agents = typer.Typer(help="List, suspend and resume agents.", no_args_is_help=True)
 
     @agents.command("list")
     def list_command(
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        as_json: bool = json_option(),
+        fmt: str | None = format_option(),
         project: str | None = PROJECT,
     ) -> None:
-        """Every agent of the project with its state (active / suspended / broken)."""
+        """Every agent of the project with its state (active / suspended / broken); exit 1
+        when a contract is broken."""
         from rich.table import Table
 
         from mir.project import find_project
         from mir.runtime import list_agents
 
+        as_json = chosen_format(fmt, as_json) == "json"
         listing = list_agents(project)
+        broken = [status.name for status in listing if status.state == "broken"]
         if as_json:
             rows = [status.model_dump(mode="json") for status in listing]
             sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-            return
+            raise typer.Exit(1 if broken else 0)
         if not listing:
             folder = find_project(Path(project) if project else None).settings.capabilities
             console().print(f"no agents found under {folder}/", markup=False)
@@ -68,6 +105,15 @@ def register(app: typer.Typer) -> None:
                 literal(_when(status.at) if console().is_terminal else status.at),
             )
         print_listing(table)
+        if broken:
+            # a broken contract decides nothing until fixed: a script checking the
+            # listing must not read it as healthy
+            count = f"{len(broken)} broken agent{'s' if len(broken) > 1 else ''}"
+            error_console().print(
+                f"{count}: {', '.join(broken)} (its contract does not load: the row says why)",
+                markup=False,
+            )
+            raise typer.Exit(1)
 
     @agents.command("suspend")
     def suspend_command(
@@ -81,7 +127,7 @@ def register(app: typer.Typer) -> None:
         from mir.runtime import suspend_agent
 
         status = suspend_agent(name, project=project, reason=reason)
-        console().print(Text.assemble(f"{status.name}: ", ("suspended", "red"), f" by {status.by}"))
+        _answer(status, Text.assemble(("suspended", "red"), f" (by {status.by})"))
 
     @agents.command("resume")
     def resume_command(
@@ -94,11 +140,6 @@ def register(app: typer.Typer) -> None:
         from mir.runtime import resume_agent
 
         status = resume_agent(name, project=project)
-        if not status.changed:
-            console().print(Text(f"{status.name}: already active (it was not suspended)"))
-            return
-        console().print(
-            Text.assemble(f"{status.name}: ", ("active", "green"), f" (resumed by {status.by})")
-        )
+        _answer(status, Text.assemble(("active", "green"), f" (resumed by {status.by})"))
 
     app.add_typer(agents, name="agents")

@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from rich.text import Text
 
+        _fit_hint_to_command(exc, app, args)
         # Text: messages quote things like "[tool.mir]" or the user's own input, which rich
         # would eat as markup. A message listing several problems (a contract with two
         # typos) has one line each, every line marked as an error.
@@ -101,6 +102,28 @@ def main(argv: list[str] | None = None) -> int:
         # run; no command returns 130 itself. 130 (128 + SIGINT) is what shells expect.
         error_console().print("interrupted", markup=False)
     return code
+
+
+def _fit_hint_to_command(exc: MirUserError, app: typer.Typer, args: list[str]) -> None:
+    """Run from the wrong folder, a command with ``--project`` says so; one without it
+    is never told to pass one."""
+    if not getattr(exc, "from_cwd", False):
+        return
+    from typer.main import get_command
+
+    command = get_command(app)
+    for token in args:
+        sub = getattr(command, "commands", {}).get(token)
+        if sub is None:
+            if token.startswith("-"):
+                continue  # --debug, before the command's name
+            break
+        command = sub
+    if any("--project" in getattr(param, "opts", ()) for param in command.params):
+        exc.hint = (
+            "run it inside a mir project or pass its folder with --project DIR "
+            "(`mir init` makes one)"
+        )
 
 
 def _global_debug_first(args: list[str]) -> list[str]:

@@ -14,12 +14,17 @@ from mir.cli.lint_direct import (
     lint_project,
     render_text,
 )
-from mir.cli.output import console
+from mir.cli.output import chosen_format, console, format_option, json_option
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from mir.boundaries import LintOptions, LintReport
 
-FORMAT_HELP = "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit."
+FORMAT_HELP = (
+    "Output: text, json, sarif (2.1.0), github (workflow annotations) or junit "
+    "(--json is the same as --format json)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +41,8 @@ def register(app: typer.Typer) -> None:
             help="Project folder (default: the nearest folder upward with [tool.mir], "
             "else the current folder).",
         ),
-        fmt: str = typer.Option("text", "--format", "-f", help=FORMAT_HELP),
+        fmt: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=FORMAT_HELP),
+        as_json: bool = json_option(),
         baseline: Path | None = typer.Option(
             None, "--baseline", dir_okay=False, help="Known findings: only new ones fail."
         ),
@@ -56,8 +62,7 @@ def register(app: typer.Typer) -> None:
         from mir.boundaries import FORMATS, LintOptions
         from mir.errors import UsageError
 
-        if fmt not in FORMATS:
-            raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of {', '.join(FORMATS)}")
+        fmt = chosen_format(fmt, as_json, FORMATS)
         if watch and fmt != "text":
             raise UsageError("--watch renders text only", hint="drop --format or --watch")
         options = LintOptions(
@@ -82,12 +87,14 @@ def register(app: typer.Typer) -> None:
 
     @lint.command("rules")
     def rules_command(
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        as_json: bool = json_option(),
+        fmt: str | None = format_option(),
     ) -> None:
         """List every rule with its code (mir's rules, then the import-linter contracts)."""
         import json
         import sys
 
+        as_json = chosen_format(fmt, as_json) == "json"
         header = ("code", "name", "what it checks")
         if as_json:  # every listing command has --json
             rows = [
@@ -183,7 +190,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
-        out.clear()
+        _clear(out)
         render_text(report)
         stats = report.stats
         out.print(
@@ -193,7 +200,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         )
 
     def show_error(exc: Exception) -> None:
-        out.clear()
+        _clear(out)
         out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
 
@@ -205,3 +212,15 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         extra_findings=lambda: contract_findings(root, config, folder),
         extra_files=[config] if config is not None else [],
     )
+
+
+# What `clear` writes: home, erase the screen, erase the scrollback. Erasing the screen
+# alone leaves the last run's findings a scroll away, where they read as current.
+CLEAR = "\x1b[H\x1b[2J\x1b[3J"
+
+
+def _clear(out: Console) -> None:
+    """Clear the terminal before a run's report; never in a pipe or on a dumb terminal."""
+    if out.is_terminal and not out.is_dumb_terminal:
+        out.file.write(CLEAR)
+        out.file.flush()

@@ -45,7 +45,7 @@ def might_have_contracts(root: Path) -> bool:
 
 
 def parse_arguments(argv: list[str]) -> dict[str, str] | None:
-    """``lint boundaries [ROOT] [--format F] [--cache-dir D] [--baseline B] [--config C]
+    """``lint boundaries [ROOT] [--format F | --json] [--cache-dir D] [--baseline B] [--config C]
     [--no-cache]``
     (each at most once, ``--opt=value`` too) as a dict; None for anything else."""
     if argv[:2] != ["lint", "boundaries"]:
@@ -58,6 +58,8 @@ def parse_arguments(argv: list[str]) -> dict[str, str] | None:
         name, eq, value = token.partition("=")
         if token == "--no-cache":
             key, value = "no_cache", "1"
+        elif token == "--json":  # the same as --format json (both at once: typer says)
+            key, value = "fmt", "json"
         elif name in _VALUED and name.startswith("--") and eq:
             key = _VALUED[name]
         elif token in _VALUED and i + 1 < len(rest):
@@ -262,7 +264,7 @@ def _require_project(root: Path, searched: bool) -> None:
     where = f"{project.root} or any parent" if searched else str(project.root)
     raise ConfigError(
         f"no mir project found in {where} (no pyproject.toml with [tool.mir])",
-        hint="run `mir init` first, or pass the project folder",
+        hint="run `mir init` there first, or pass the project's folder as ROOT",
     )
 
 
@@ -297,6 +299,16 @@ def render_text(report: LintReport) -> None:
             f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
             f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
             "run with --update-baseline to drop it",
+            markup=True,
+            highlight=False,
+            emoji=False,
+        )
+    for item in report.unchecked:
+        entry = item.entry
+        out.print(
+            f"baseline entry {entry.code} {escape(entry.path)} "
+            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): not "
+            f"checked, {escape(item.why)}; kept",
             markup=True,
             highlight=False,
             emoji=False,

@@ -97,3 +97,42 @@ def step_spinner(*, enabled: bool = True) -> Iterator[Callable[[str], None] | No
             live.refresh()  # draw it now: a step can end before the next tick
 
         yield show
+
+
+# `--json` and `--format json` mean the same thing in every command that prints JSON:
+# users carry one from a command that has it to one that has the other.
+JSON_HELP = "Print JSON (the same as --format json)."
+
+
+def json_option(help: str = JSON_HELP) -> Any:
+    """The ``--json`` flag (a ``typer.Option``); pair it with ``format_option``."""
+    import typer
+
+    return typer.Option(False, "--json", help=help)
+
+
+def format_option(formats: tuple[str, ...] = ("table", "json"), short: bool = False) -> Any:
+    """``--format`` (default: the first of ``formats``), for ``chosen_format``."""
+    import typer
+
+    names = ("--format", "-f") if short else ("--format",)
+    listed = f"{', '.join(formats[:-1])} or {formats[-1]}" if len(formats) > 1 else formats[0]
+    return typer.Option(
+        None,
+        *names,
+        metavar="FORMAT",
+        help=f"{listed} (default {formats[0]}; --json is the same as --format json).",
+    )
+
+
+def chosen_format(
+    fmt: str | None, as_json: bool, formats: tuple[str, ...] = ("table", "json")
+) -> str:
+    """The output format ``--format`` and ``--json`` ask for (they must agree)."""
+    from mir.errors import UsageError
+
+    if fmt is not None and fmt not in formats:
+        raise UsageError(f"unknown --format {fmt!r}", hint=f"use one of {', '.join(formats)}")
+    if as_json and fmt not in (None, "json"):
+        raise UsageError(f"--json and --format {fmt} disagree", hint="give one of them")
+    return "json" if as_json else fmt or formats[0]

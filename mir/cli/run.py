@@ -127,7 +127,10 @@ def register(app: typer.Typer) -> None:
 
 def render_record(record: DecisionRecord, as_json: bool) -> None:
     if as_json:
-        console().print_json(json.dumps(record.model_dump()))
+        shown = record.model_dump()
+        if record.reviewed_by is not None:  # approve/reject: who, when
+            shown["review"] = {"by": record.reviewed_by, "at": record.reviewed_at}
+        console().print_json(json.dumps(shown))
     else:
         from rich.panel import Panel
         from rich.table import Table
@@ -149,6 +152,10 @@ def render_record(record: DecisionRecord, as_json: bool) -> None:
             table.add_row("why", literal("\n".join(record.problems)))
         table.add_row("model", literal(f"{record.provider or '-'} / {record.model or '-'}"))
         table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
+        if record.reviewed_by is not None:
+            verdict = "rejected" if record.status == "rejected" else "approved"
+            when = (record.reviewed_at or "?").replace("T", " ")[:19]
+            table.add_row("review", literal(f"{verdict} by {record.reviewed_by} at {when} UTC"))
         if record.status == "pending_review":
             table.add_row(
                 "next", literal(f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from mir.cli.output import console, error_console
+from mir.cli.output import chosen_format, console, error_console, format_option, json_option
 
 
 def _render(schema: dict) -> str:
@@ -27,13 +27,13 @@ def register(app: typer.Typer) -> None:
         name: str | None = typer.Argument(
             None, help="Print one schema, e.g. agent-contract.schema.json."
         ),
-        as_json: bool = typer.Option(
-            False, "--json", help="List the schema names as a JSON array."
-        ),
+        as_json: bool = json_option("List the schema names as a JSON array (= --format json)."),
+        fmt: str | None = format_option(("text", "json")),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
         from mir.cli.paths import input_folder, output_folder
 
+        as_json = chosen_format(fmt, as_json, ("text", "json")) == "json"
         if check is not None:
             input_folder(check, "--check")
         if write is not None:

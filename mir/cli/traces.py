@@ -173,7 +173,7 @@ def register(app: typer.Typer) -> None:
 
         with open_store(project) as store:
             report = verify_traces(store, full=full)
-        render_integrity(report)
+        render_integrity(report, store.segments_dir)
         if not report.ok:
             raise typer.Exit(1)
 
@@ -269,7 +269,7 @@ def render_flow(events: list[TraceEvent]) -> None:
             console().print_json(json.dumps(event.data, default=str))
 
 
-def render_integrity(report: IntegrityReport) -> None:
+def render_integrity(report: IntegrityReport, folder: Path) -> None:
     out = console()
     for notice in report.notices:
         out.print(f"note: {notice}", markup=False, highlight=False)
@@ -288,5 +288,13 @@ def render_integrity(report: IntegrityReport) -> None:
         return
     for item in report.breaks:
         event = f" (event {item.event_id})" if item.event_id else ""
-        out.print(f"{item.segment}:{item.line}: {item.problem}{event}", markup=False)
+        # the path, not the bare name: a reader must find the file (relative to the cwd)
+        shown = _shown_path(folder / item.segment)
+        out.print(f"{shown}:{item.line}: {item.problem}{event}", markup=False)
     out.print(f"TAMPERED: {len(report.breaks)} break(s) in {report.lines} line(s)", markup=False)
+
+
+def _shown_path(path: Path) -> str:
+    here = Path.cwd().resolve()
+    full = path.resolve()
+    return str(full.relative_to(here)) if full.is_relative_to(here) else str(full)

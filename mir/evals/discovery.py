@@ -105,7 +105,12 @@ def _suites_of(target: str, project: Project) -> tuple[list[Path], str | None]:
             raise UsageError(f"no eval suites under {target}", hint="suites are evals/*.yaml")
         return found, None
     if path.suffix in SUITE_SUFFIXES or "/" in target or "\\" in target:
-        raise UsageError(f"suite file not found: {target}")
+        raise UsageError(
+            f"suite file not found: {target}",
+            hint=None
+            if path.is_absolute()
+            else f"read relative to the current folder: {path.absolute()}",
+        )
     capability, _, agent = target.partition(".")
     if not capability or not agent or "." in agent:
         raise UsageError(
@@ -118,9 +123,13 @@ def _suites_of(target: str, project: Project) -> tuple[list[Path], str | None]:
         hint = (
             "did you mean " + " or ".join(f"`{p.parent.parent.name}.{agent}`" for p in others)
             if others
-            else "see `mir agents` for the project's agents"
+            else "`mir agents list` lists the project's agents"
         )
-        raise UsageError(f"unknown agent {target!r}: no {_shown(contract, project)}", hint=hint)
+        raise UsageError(
+            f"unknown agent {target!r}: no {_shown(contract, project)} "
+            f"in the project at {project.root}",
+            hint=hint,
+        )
     found = sorted(
         p for s in SUITE_SUFFIXES for p in (contract.parent.parent / "evals").glob(f"*{s}")
     )

@@ -10,9 +10,11 @@ here, when a model is first loaded.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,7 +84,33 @@ def load_model(
         # models are usually trained on) and say so in the traces via chat_format.
         llama.chat_format = FALLBACK_CHAT_FORMAT
     load_ms = (time.perf_counter() - started) * 1000
-    return LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
+    loaded = LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
+    _close_at_exit(loaded)
+    return loaded
+
+
+# Models still alive at exit are closed first: left to interpreter teardown, llama_cpp's
+# module globals are gone by then and each Llama.__del__ printed a traceback.
+_ALIVE: list[weakref.ref[LoadedModel]] = []
+
+
+def _close_at_exit(model: LoadedModel) -> None:
+    if not _ALIVE:
+        atexit.register(_close_alive)
+    _ALIVE[:] = [ref for ref in _ALIVE if ref() is not None]
+    _ALIVE.append(weakref.ref(model))
+
+
+def _close_alive() -> None:
+    for ref in _ALIVE:
+        model = ref()
+        # a call still running on a daemon thread keeps its model (closing it under the
+        # call would free memory llama.cpp is using)
+        if model is not None and model.lock.acquire(blocking=False):
+            try:
+                model.llama.close()
+            finally:
+                model.lock.release()
 
 
 ModelLoader = Callable[..., LoadedModel]

@@ -81,7 +81,21 @@ def find_project(start: Path | None, read_table: ToolTableReader) -> Project:
         candidate = folder / "pyproject.toml"
         if candidate.is_file() and read_table(candidate) is not None:
             return load_project_at(folder, read_table)
-    raise ConfigError(
-        f"no mir project found in {here} or any parent (no pyproject.toml with [tool.mir])",
-        hint="run `mir init` first, or pass the project folder",
-    )
+    raise NoProjectFound(here, from_cwd=start is None)
+
+
+class NoProjectFound(ConfigError):
+    """No ``[tool.mir]`` in the folder or above. The hint names no option: the command
+    that met it knows whether it takes ``--project`` (the CLI adds it then)."""
+
+    def __init__(self, here: Path, *, from_cwd: bool):
+        hint = (
+            "run it inside a mir project, or `mir init` to make this folder one"
+            if from_cwd
+            else "give a folder inside the project, or `mir init` that folder first"
+        )
+        super().__init__(
+            f"no mir project found in {here} or any parent (no pyproject.toml with [tool.mir])",
+            hint=hint,
+        )
+        self.from_cwd = from_cwd

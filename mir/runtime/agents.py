@@ -33,7 +33,7 @@ class AgentStatus(BaseModel):
     # why the contract does not load (state "broken"); the suspension state is kept
     error: str | None = None
     suspended: bool = False
-    # False when resume/suspend found the agent already in that state (nothing written)
+    # False when suspend/resume found the agent already in that state (nothing written)
     changed: bool = Field(True, exclude=True)
 
 
@@ -113,15 +113,17 @@ def _set(
     # a broken contract can still be suspended: a process that loaded it before the
     # edit keeps deciding, and reads the state before every decision
     contract = _relative(paths[name], proj.root)
-    if state == "active" and current.get("state") != "suspended":
-        # resuming an agent that is not suspended changes nothing, and says so
+    if (current.get("state") == "suspended") == (state == "suspended"):
+        # suspending a suspended agent or resuming an active one changes nothing (the
+        # first suspension's reason, who and when stay), and says so
         return AgentStatus(
             name=name,
-            state="active",
+            state=state,  # type: ignore[arg-type]
             contract=contract,
             reason=current.get("reason"),
             by=current.get("by"),
             at=current.get("at"),
+            suspended=state == "suspended",
             changed=False,
         )
     # The reason and name are typed by whoever suspends (or pasted from an alert): they
@@ -147,6 +149,7 @@ def suspend_agent(
     reason: str | None = None,
     by: str | None = None,
 ) -> AgentStatus:
+    """Suspend an agent; a suspended one is left as it is (``changed`` is False)."""
     return _set(name, "suspended", project, reason, by)
 
 

@@ -192,6 +192,8 @@ def load_agent(
         raise UsageError("--provider scripted needs --responses FILE (JSONL of raw outputs)")
     ref_path = Path(ref)
     near = ref_path.parent if ref_path.suffix in (".yaml", ".yml") else None
+    if near is not None and not ref_path.is_file():  # not "folder not found: <its folder>"
+        resolve_contract(str(ref), None)
     proj = _project(project, near)
     contract_path = resolve_contract(str(ref), proj)
     parts = _override_routes(load_parts(contract_path, proj.root), provider)
@@ -253,9 +255,14 @@ def _resume(
         # events are re-hashed against the chain and the manifest before anything runs.
         events = store.flow(flow_id, verify=True)
         if not events and hasattr(store, "flow_ids"):
-            matches = store.flow_ids(flow_id, limit=2)
+            matches = store.flow_ids(flow_id, limit=6)
             if len(matches) > 1:
-                raise UsageError(f"flow id prefix {flow_id!r} is ambiguous", hint="give more of it")
+                # the candidates, as `mir traces show` lists them: which one was meant?
+                shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+                raise UsageError(
+                    f"flow id prefix {flow_id!r} is ambiguous ({shown})",
+                    hint="give more characters of the flow id",
+                )
             if matches:
                 flow_id, events = matches[0], store.flow(matches[0], verify=True)
         source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)

@@ -10,6 +10,14 @@ from typing import Any
 from mir.errors import UsageError
 
 
+def cwd_hint(path: Path) -> str | None:
+    """For a relative path that was not found: where it was looked for (run from another
+    folder, ``@input.json`` is not the project's file)."""
+    if path.is_absolute():
+        return None
+    return f"read relative to the current folder: {Path.cwd() / path}"
+
+
 def read_json_object(value: str, option: str) -> dict[str, Any]:
     """A JSON object from ``value``; errors name the option or file and the position."""
     if value == "-":
@@ -19,7 +27,7 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
         try:
             text, where = path.read_text(encoding="utf-8"), str(path)
         except FileNotFoundError as exc:
-            raise UsageError(f"{option}: file not found: {path}") from exc
+            raise UsageError(f"{option}: file not found: {path}", hint=cwd_hint(path)) from exc
         except IsADirectoryError as exc:
             raise UsageError(f"{option}: {path} is a folder, not a file") from exc
         except UnicodeDecodeError as exc:

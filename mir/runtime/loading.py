@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from mir.contracts import AgentContract, field_line
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
+from mir.runtime.arguments import cwd_hint
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck, SchemaCheck
@@ -34,8 +35,12 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
     """``capability.agent`` (looked up in the project) or a path to the contract file."""
     path = Path(ref)
     if path.suffix in (".yaml", ".yml") or path.exists():
+        if path.is_dir():
+            raise UsageError(
+                f"{ref} is a folder, not a contract file", hint=_reference_hint(ref, project)
+            )
         if not path.is_file():
-            raise UsageError(f"contract file not found: {ref}")
+            raise UsageError(f"contract file not found: {ref}", hint=cwd_hint(path))
         return path.resolve()
     capability, _, agent = ref.partition(".")
     if not capability or not agent or "." in agent:
@@ -52,7 +57,13 @@ def resolve_contract(ref: str, project: Project | None) -> Path:
             if elsewhere.startswith("did you mean")
             else f"create it with `mir new agent {capability} {agent}`"
         )
-        raise UsageError(f"no agent {ref!r}: {found} does not exist", hint=hint)
+        # the project-relative path and the project: run from the wrong folder (mir's own
+        # checkout), an absolute path under mir/ read as mir's own files
+        shown = _ref(found, project.root)
+        raise UsageError(
+            f"no agent {ref!r} in the project at {project.root}: {shown} does not exist",
+            hint=hint,
+        )
     return found.resolve()
 
 
@@ -169,6 +180,18 @@ def _ref(path: Path, root: Path) -> str:
     return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(resolved)
 
 
+def _did_you_mean(wrong: str, known: list[str], prefix: str, attr: str = "") -> str | None:
+    """``did you mean `adapters:issue_refund`?`` for a misspelt executor, module or
+    loader (the closest name the module or capability folder has), else None."""
+    import difflib
+
+    close = difflib.get_close_matches(wrong, sorted(set(known)), n=1, cutoff=0.6)
+    if not close:
+        return None
+    tail = f":{attr}" if attr else ""
+    return f"did you mean `{prefix}{close[0]}{tail}`?"
+
+
 def _callable(value: Any, ref: str, where: str) -> Callable[..., Any]:
     if not callable(value):
         raise ConfigError(f"{ref} is not callable", where=where)
@@ -184,24 +207,31 @@ class UserCode:
 
     def attribute(self, ref: str, where: str, field: str) -> Any:
         module_name, _, attr = ref.partition(":")
-        module = self.module(module_name, where, field)
+        module = self.module(module_name, where, field, ref_attr=attr)
         try:
             return getattr(module, attr)
         except AttributeError as exc:
+            names = [n for n in vars(module) if not n.startswith("_")]
             raise ConfigError(
-                f"{field}: {module_name} has no {attr!r}", where=str(module.__file__)
+                f"{field}: {module_name} has no {attr!r}",
+                where=str(module.__file__),
+                hint=_did_you_mean(attr, names, f"{module_name}:"),
             ) from exc
 
-    def module(self, name: str, where: str, field: str) -> Any:
+    def module(self, name: str, where: str, field: str, ref_attr: str = "") -> Any:
         relative = Path(*name.split("."))
         file = self.capability / relative.with_suffix(".py")
         if not file.is_file():
             file = self.capability / relative / "__init__.py"
         if not file.is_file():
+            modules = [p.stem for p in self.capability.glob("*.py") if p.stem != "__init__"]
+            modules += [p.parent.name for p in self.capability.glob("*/__init__.py")]
+            close = _did_you_mean(name, modules, "", attr=ref_attr)
+            create = f"create {self.capability / relative.with_suffix('.py')}"
             raise ConfigError(
                 f"{field}: no module {name!r} in {self.capability}",
                 where=where,
-                hint=f"create {self.capability / relative.with_suffix('.py')}",
+                hint=f"{close} If not, {create}" if close else create,
             )
         try:
             if self.capability.is_relative_to(self.root):

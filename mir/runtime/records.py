@@ -130,6 +130,10 @@ class DecisionRecord(BaseModel):
     # the caller has something to fix. Also in the flow's validate event; kept out of
     # the record's JSON so ``--json`` and the final event keep their shape.
     problems: list[str] = Field(default_factory=list, exclude=True)
+    # Who approved or rejected it, when (ISO): set by a review, shown by the CLI; kept
+    # out of the record's JSON for the same reason.
+    reviewed_by: str | None = Field(None, exclude=True)
+    reviewed_at: str | None = Field(None, exclude=True)
 
     @property
     def ended_as_designed(self) -> bool:

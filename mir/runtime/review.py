@@ -127,6 +127,28 @@ def resume_flow(
     current_context: Mapping[str, Any] | None = None,
     reload: Callable[[], Sequence[TraceEvent]] | None = None,
 ) -> DecisionRecord:
+    """Approve, reject or replay ``flow`` under its one claim; the record says who
+    reviewed it, when (as its review event does)."""
+    now = deps.clock()
+    record = _resume_flow(
+        parts, deps, flow, verdict, by=by, reason=reason, now=now,
+        current_context=current_context, reload=reload,
+    )  # fmt: skip
+    return record.model_copy(update={"reviewed_by": by, "reviewed_at": now.isoformat()})
+
+
+def _resume_flow(
+    parts: AgentParts,
+    deps: RuntimeDeps,
+    flow: StoredFlow,
+    verdict: Verdict,
+    *,
+    by: str,
+    now: datetime,
+    reason: str | None = None,
+    current_context: Mapping[str, Any] | None = None,
+    reload: Callable[[], Sequence[TraceEvent]] | None = None,
+) -> DecisionRecord:
     """Approve, reject or replay ``flow`` under its one claim.
 
     ``reload`` reads the flow's events again: needed after taking over the claim of a
@@ -148,7 +170,6 @@ def resume_flow(
         _check_phase(flow, verdict, None)
     rec = FlowRecorder(deps.traces, flow.flow_id, parts.name, next_seq=flow.next_seq)
     tail = Tail(parts, deps, rec, flow.state, by=by, holds_flow=True)
-    now = deps.clock()
     review = {
         "verdict": verdict,
         "by": by,

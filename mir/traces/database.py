@@ -8,6 +8,7 @@ the exclusive folder lock) migrates; readers open the file read-only.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,9 +156,34 @@ def _explain(path: Path, exc: Exception, *, locked: bool) -> TraceStoreError:
             "keep accumulating in segment files meanwhile",
         )
     first_line = str(exc).splitlines()[0]
+    if _refused_by_permissions(first_line) and not os.access(path, os.R_OK):
+        return TraceStoreError(
+            "this user may not read the trace database",
+            where=str(path),
+            hint="run as its owner or fix its permissions (a permission, not damage)",
+        )
+    if _refused_by_permissions(first_line):
+        # a healthy file this user may only read is not damaged: moving it aside would
+        # throw the compacted history away
+        return TraceStoreError(
+            "the trace database is read-only for this user",
+            where=str(path),
+            hint="reading commands (`mir traces list|show|export|verify`) work; compacting "
+            "writes to it: run as its owner or make it writable; it is not damaged",
+        )
     return TraceStoreError(
         f"not a readable trace database ({first_line})", where=str(path), hint=_RECOVER
     )
+
+
+_NOT_WRITABLE = ("permission denied", "read-only file system", "operation not permitted")
+
+
+def _refused_by_permissions(error: str) -> bool:
+    """The system refused the file (its mode, its owner, a read-only mount or an
+    immutable flag): told apart from a torn or foreign file, which DuckDB opens and then
+    fails to read."""
+    return any(word in error.lower() for word in _NOT_WRITABLE)
 
 
 def explain(path: Path, exc: Exception) -> TraceStoreError:

@@ -27,7 +27,7 @@ def break_quick(root: Path) -> None:
 def test_a_broken_contract_is_listed_as_broken_and_blocks_nobody(run_mir, app: Path):
     break_quick(app)
     listing = run_mir("agents", "list", cwd=app)
-    assert listing.returncode == 0, listing.stderr
+    assert listing.returncode == 1, listing.stderr  # listed, and a finding
     rows = {line.split()[0]: line for line in listing.stdout.splitlines()[1:]}
     assert "broken" in rows["refunds.quick"]
     assert "line 4: misison: unknown key (did you mean `mission`?)" in rows["refunds.quick"]

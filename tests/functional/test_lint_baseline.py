@@ -98,3 +98,34 @@ def test_a_missing_baseline_setting_is_a_usage_error(run_mir, tree: Path) -> Non
     assert result.stderr.count("\n") == 1
     assert run_mir("lint", "boundaries", str(tree), "--update-baseline").returncode == 0
     assert run_mir("lint", "boundaries", str(tree)).returncode == 0  # now it is applied
+
+
+def test_an_entry_in_a_capability_that_could_not_be_checked_is_not_fixed(run_mir, tree: Path):
+    # a typo in the intent doc stops the layer rules for that capability: its baselined
+    # findings vanish, which read as "fixed, run --update-baseline" (and updating then
+    # dropped them, so fixing the typo failed the build on known findings)
+    baseline = tree / "mir-baseline.json"
+    _lint(run_mir, tree, "--baseline", str(baseline), "--update-baseline")
+    recorded = json.loads(baseline.read_text())["findings"]
+    doc = tree / "capabilities" / "refunds" / "CLAUDE.md"
+    doc.write_text(doc.read_text().replace("capability: refunds", "capabilty: refunds"))
+
+    text = run_mir("lint", "boundaries", str(tree), "--no-cache", "--baseline", str(baseline))
+    assert "MIR202" in text.stdout
+    assert "stale baseline entry" not in text.stdout and "fixed" not in text.stdout
+    assert (
+        "baseline entry MIR104 capabilities/refunds/application.py (capabilities.refunds."
+        "application -> jinja2): not checked, capabilities/refunds/CLAUDE.md is invalid; kept"
+    ) in text.stdout
+    code, payload = _lint(run_mir, tree, "--baseline", str(baseline))
+    assert payload["stale"] == []
+    assert [e["why"] for e in payload["unchecked"]] == ["capabilities/refunds/CLAUDE.md is invalid"]
+
+    # updating while the doc is broken keeps the unchecked entry
+    _lint(run_mir, tree, "--baseline", str(baseline), "--update-baseline")
+    doc.write_text(doc.read_text().replace("capabilty: refunds", "capability: refunds"))
+    code, payload = _lint(run_mir, tree, "--baseline", str(baseline))
+    assert code == 0, payload["findings"]
+    assert len(payload["baselined"]) == sum(entry["count"] for entry in recorded)
+    # and the MIR202 entries it recorded meanwhile are stale now: really fixed
+    assert {entry["code"] for entry in payload["stale"]} == {"MIR202"}

@@ -25,7 +25,7 @@ def test_outside_a_project_lint_says_what_every_command_says(run_mir, tmp_path: 
     assert found.stderr.count("\n") == 1 and "Traceback" not in found.stderr
     assert f"no mir project found in {empty} or any parent" in found.stderr
     assert "(no pyproject.toml with [tool.mir])" in found.stderr
-    assert "run `mir init` first" in found.stderr
+    assert "run `mir init` there first, or pass the project's folder as ROOT" in found.stderr
     assert "capabilities folder" not in found.stderr
 
     given = run_mir("lint", "boundaries", str(empty), "--format", "json", cwd=tmp_path)

@@ -141,7 +141,7 @@ def test_a_missing_templates_folder_is_exit_2(run_mir, shop, tmp_path):
 def test_outside_a_project_it_says_run_mir_init(run_mir, tmp_path):
     result = run_mir("new", "capability", "orders", cwd=tmp_path)
     assert result.returncode == 2
-    assert "run `mir init` first" in result.stderr
+    assert "`mir init` to make this folder one" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
