@@ -68,7 +68,9 @@ def register(app: typer.Typer) -> None:
             False, "--no-cache", help="Ask the model even when .mir/cache has the answer."
         ),
         update_baseline: bool = typer.Option(
-            False, "--update-baseline", help="Write evals/baselines/<agent>.json from this run."
+            False,
+            "--update-baseline",
+            help="Write evals/baselines/<suite>.json (one per suite) from this run.",
         ),
         fmt: str = typer.Option("table", "--format", "-f", help="table, json or junit."),
         html: Path | None = typer.Option(

@@ -185,15 +185,35 @@ def _check(suites: Sequence[SuiteFile], runner: CaseRunner) -> list[Any]:
 
 
 def _baseline(suite: SuiteFile, updating: bool) -> Baseline | None:
-    from mir.evals.baselines import baseline_path, read_baseline
+    from mir.evals.baselines import (
+        OtherSuiteBaseline,
+        baseline_path,
+        legacy_baseline_path,
+        read_baseline,
+    )
 
-    path = baseline_path(suite.path, suite.agent_name)
+    path = baseline_path(suite.path)
+    if not path.exists():
+        older = legacy_baseline_path(suite.path, suite.agent_name)
+        # the one-per-agent name: this suite's baseline only if it says so
+        return _legacy_baseline(older, suite) if older != path else None
+    try:
+        return read_baseline(path, suite.suite, suite.ref)
+    except OtherSuiteBaseline:
+        raise  # even when updating: it is that suite's reference
+    except ConfigError:
+        if updating and path.is_file():  # regenerating an unreadable baseline fixes it
+            return None
+        raise  # a folder in its place: writing would fail only after the whole run
+
+
+def _legacy_baseline(path: Path, suite: SuiteFile) -> Baseline | None:
+    from mir.evals.baselines import read_baseline
+
     try:
         return read_baseline(path, suite.suite, suite.ref)
     except ConfigError:
-        if updating and path.is_file():  # replacing a baseline of another suite fixes it
-            return None
-        raise  # a folder in its place: writing would fail only after the whole run
+        return None  # another suite's (or unreadable): this suite has no baseline yet
 
 
 def _judge_gating(index: int, suite: SuiteFile, runner: CaseRunner) -> tuple[bool, str | None]:
@@ -322,7 +342,7 @@ def _write_baselines(suites: Sequence[SuiteFile], results: Sequence[SuiteResult]
     for suite, result in zip(suites, results, strict=True):
         if result.interrupted:
             continue  # a partial run never becomes the reference
-        write_baseline(baseline_path(suite.path, suite.agent_name), result)
+        write_baseline(baseline_path(suite.path), result)
 
 
 def record_history(report: EvalReport, *, project: str | Path | None = None) -> str | None:
