@@ -66,7 +66,10 @@ class Contains(_OnPath):
 
 class Regex(_OnPath):
     type: Literal["regex"]
-    pattern: str = Field(description="Python regular expression, searched (re.search).")
+    pattern: str = Field(
+        description="RE2 regular expression (linear time: no lookarounds or backreferences), "
+        "searched anywhere in the text."
+    )
 
 
 class OneOf(_OnPath):
