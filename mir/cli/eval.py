@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
         repeat: int | None = typer.Option(
-            None, "--repeat", min=1, help="Runs per case (pass^k, pass@k, flaky cases)."
+            None, "--repeat", help="Runs per case, 1 to 100 (pass^k, pass@k, flaky cases)."
         ),
         provider: str | None = typer.Option(
             None, "--provider", help="Override routes: llama, litellm, scripted or rules."

@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mir.contracts import MAX_REPEAT
 from mir.errors import ConfigError, UsageError
 from mir.evals.discovery import SuiteFile, find_suites
-from mir.evals.domain import Baseline, CaseRun, EvalReport, ReplayLinesLeftOver, SuiteResult
+from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
+from mir.evals.tasks import plan_tasks
 from mir.evals.workers import Stop, execute, first_interrupt_stops
 from mir.inference import ModelResponse, read_responses
 from mir.project import find_project
@@ -56,8 +58,11 @@ def run_eval(
     provider = _provider(provider, responses)
     if jobs < 1:
         raise UsageError(f"--jobs {jobs}: at least 1")
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"--repeat {repeat}: at least 1")
+    if repeat is not None and not 1 <= repeat <= MAX_REPEAT:
+        raise UsageError(
+            f"--repeat {repeat}: from 1 to {MAX_REPEAT} runs per case",
+            hint="pass^k and flaky cases need a few runs, not thousands",
+        )
     proj = find_project(Path(project) if project is not None else _near(targets))
     suites = [_as_run(s, repeat) for s in find_suites(targets, proj)]
     settings = Settings(
@@ -74,7 +79,7 @@ def run_eval(
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
         later = [jobs > 1 and _judge_replays(i, s, runner) for i, s in enumerate(suites)]
-        tasks = _tasks(suites, baselines, gating, later, _replies(responses))
+        tasks = plan_tasks(suites, baselines, gating, later, _replies(responses))
     except BaseException:
         runner.close()
         raise
@@ -107,7 +112,8 @@ def run_eval(
     interrupted = len(runs) < len(tasks)
     results = []
     for index, suite in enumerate(suites):
-        mine = [runs[t.number] for t in tasks if t.suite == index and t.number in runs]
+        numbers = tasks.numbers(index)
+        mine = [runs[n] for n in numbers if n in runs]
         results.append(
             _conclude(
                 suite,
@@ -117,7 +123,7 @@ def run_eval(
                 gating[index],
                 started,
                 finished,
-                interrupted=interrupted and len(mine) < sum(t.suite == index for t in tasks),
+                interrupted=interrupted and len(mine) < len(numbers),
             )
         )
     report = EvalReport(
@@ -236,54 +242,6 @@ def _has_judge(suite: SuiteFile) -> bool:
 
 def _replies(responses: str | Path | None) -> list[ModelResponse] | None:
     return read_responses(Path(responses)) if responses is not None else None
-
-
-def _tasks(
-    suites: Sequence[SuiteFile],
-    baselines: Sequence[Baseline | None],
-    gating: Sequence[tuple[bool, str | None]],
-    later: Sequence[bool],
-    replies: list[ModelResponse] | None,
-) -> list[Task]:
-    """Every case run in case order; with a replay, line i belongs to run i."""
-    tasks: list[Task] = []
-    for index, suite in enumerate(suites):
-        baseline = baselines[index]
-        for case_index, case in enumerate(suite.suite.cases):
-            times = case.repeat or suite.suite.repeat  # --repeat is the suite's, see _as_run
-            earlier = {r.repeat: r for r in baseline.cases.get(case.id, ())} if baseline else {}
-            for k in range(times):
-                reference = earlier.get(k)
-                tasks.append(
-                    Task(
-                        number=len(tasks),
-                        suite=index,
-                        case=case_index,
-                        repeat=k,
-                        baseline_decision=reference.decision if reference else None,
-                        judge_gates=gating[index][0],
-                        judge_later=later[index],
-                    )
-                )
-    if replies is not None:
-        if len(replies) < len(tasks):
-            raise UsageError(
-                f"--responses has {len(replies)} line(s); these suites need {len(tasks)} "
-                "(one per case and repeat, in case order)",
-                hint="add the missing lines (a case that needs a retry then uses the fallback)",
-            )
-        if len(replies) > len(tasks):
-            # lines left over are often the sign that a case was removed, which shifts
-            # every later reply onto the wrong case
-            warnings.warn(
-                f"--responses has {len(replies)} line(s); this run uses {len(tasks)} "
-                "(one per case and repeat, in case order): the rest are ignored; check "
-                "that each line still belongs to its case",
-                ReplayLinesLeftOver,
-                stacklevel=2,
-            )
-        tasks = [t.__class__(**{**t.__dict__, "response": replies[t.number]}) for t in tasks]
-    return tasks
 
 
 def _conclude(
