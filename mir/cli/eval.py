@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 from typer.core import TyperGroup
 
+from mir.cli.eval_progress import outcome_words
 from mir.cli.output import console, error_console, literal, print_listing
 
 if TYPE_CHECKING:
@@ -170,25 +171,40 @@ def render_suite(suite: SuiteResult) -> None:
     first: dict[str, str] = {}
     outcome: dict[str, str] = {}
     for run in suite.runs:
-        outcome.setdefault(run.case_id, f"{run.status or '-'}/{run.action or '-'}")
+        outcome.setdefault(run.case_id, outcome_words(run.status, run.action))
         if not run.passed and run.case_id not in first:
             first[run.case_id] = run.error or next(
                 (a.message for a in run.assertions if a.gating and a.passed is not True), ""
             )
     table = Table(box=None, pad_edge=False)
-    for column in ("case", "runs", "passed", "outcome", "change", "first failure"):
+    repeated = any(case.runs > 1 for case in suite.cases)
+    columns = ["case", "runs", "passed", *(["pass^k", "pass@k"] if repeated else [])]
+    for column in (*columns, "outcome", "change", "first failure"):
         table.add_column(column, no_wrap=column != "first failure")
     for case in suite.cases:
         style = "green" if case.pass_all else ("yellow" if case.pass_any else "red")
+        each = [
+            literal(_yes(case.pass_all), style="green" if case.pass_all else "red"),
+            literal(_yes(case.pass_any), style="green" if case.pass_any else "red"),
+        ]
         table.add_row(
             literal(case.case_id),
             str(case.runs),
             literal(f"{case.passes}/{case.runs}", style=style),
+            *(each if repeated else []),
             literal(outcome.get(case.case_id)),
-            literal(case.change, style="red" if case.change == "broken" else ""),
+            literal(_change_words(case.change), style="red" if case.change == "broken" else ""),
             literal(first.get(case.case_id, "")),
         )
     print_listing(table)
+    if repeated:
+        cases = len(suite.cases)
+        every = sum(c.pass_all for c in suite.cases)
+        some = sum(c.pass_any for c in suite.cases)
+        out.print(
+            f"pass^k (every run passed): {every}/{cases} cases; "
+            f"pass@k (one run passed): {some}/{cases} cases"
+        )
     if suite.flaky:
         out.print(Text("flaky: " + ", ".join(suite.flaky), style="yellow"))
     if suite.comparison is not None:
@@ -217,6 +233,14 @@ def render_suite(suite: SuiteResult) -> None:
     if gate.judge_note:
         out.print(Text(f"  judge: {gate.judge_note}"))
     out.print()
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _change_words(change: str | None) -> str | None:
+    return change.replace("_", " ") if change else change
 
 
 def _write_html(report: EvalReport, path: Path, project: Path | None) -> None:
