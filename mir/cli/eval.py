@@ -256,4 +256,12 @@ def _said_baselines(report: EvalReport) -> None:
             note = "interrupted: baseline NOT updated"
         else:
             note = "baseline updated (commit evals/baselines/)"
+            failing = sum(not case.pass_all for case in suite.cases)
+            if failing:
+                cases = (
+                    "case recorded as a known failure"
+                    if failing == 1
+                    else ("cases recorded as known failures")
+                )
+                note += f"; {failing} failing {cases}: later runs report it as still failing"
         error_console().print(f"{suite.suite}: {note}", markup=False, highlight=False)
