@@ -46,6 +46,7 @@ def run_eval(
     progress: EvalProgress | None = None,
     stop: Stop | None = None,
     record: bool = True,
+    origin: str | None = None,
 ) -> EvalReport:
     """Run the suites ``targets`` name (default: every suite of the project).
 
@@ -54,6 +55,8 @@ def run_eval(
     ``provider="scripted"``). ``stop``: set it (or press Ctrl-C) to stop starting runs;
     the result then has ``interrupted`` suites. ``record``: store the report in the run
     history (``.mir/evals.duckdb``); a history that cannot be written is a warning.
+    ``origin``: what ran the suites, when not ``mir eval`` (``mir eval history`` shows
+    it), e.g. ``"promotion gate qwen@2"``.
     """
     provider = _provider(provider, responses)
     if jobs < 1:
@@ -132,7 +135,7 @@ def run_eval(
     if update_baseline:
         _write_baselines(suites, results)
     if record:
-        problem = record_history(report, project=proj.root)
+        problem = record_history(report, project=proj.root, origin=origin)
         if problem is not None:
             warnings.warn(problem, stacklevel=2)
     return report
@@ -303,13 +306,15 @@ def _write_baselines(suites: Sequence[SuiteFile], results: Sequence[SuiteResult]
         write_baseline(baseline_path(suite.path), result)
 
 
-def record_history(report: EvalReport, *, project: str | Path | None = None) -> str | None:
+def record_history(
+    report: EvalReport, *, project: str | Path | None = None, origin: str | None = None
+) -> str | None:
     """Store the report in the project's run history (``mir eval history``); a busy or
     damaged history never costs the report: the warning to show, or None."""
     from mir.evals.history import EvalHistory
 
     proj = find_project(Path(project) if project is not None else None)
-    return EvalHistory.for_project(proj).try_record(report)
+    return EvalHistory.for_project(proj).try_record(report, origin=origin)
 
 
 def render_report(report: EvalReport, fmt: str) -> str:
