@@ -181,8 +181,13 @@ def _range(a: Any, actual: Any) -> Outcome:
     if not is_number(actual):
         return False, expected, actual, f"{a.path} is {show(actual)}, not a number"
     ok = (a.min is None or actual >= a.min) and (a.max is None or actual <= a.max)
-    bounds = f"[{'' if a.min is None else f'{a.min:g}'}, {'' if a.max is None else f'{a.max:g}'}]"
-    return ok, expected, actual, f"{a.path} is {actual}, outside {bounds}"
+    if a.min is not None and a.max is not None:
+        where = f"outside [{a.min:g}, {a.max:g}]"
+    elif a.min is not None:
+        where = f"below the minimum {a.min:g}"
+    else:
+        where = f"above the maximum {a.max:g}"
+    return ok, expected, actual, f"{a.path} is {actual}, {where}"
 
 
 def _status(a: Any, view: FlowView) -> Outcome:

@@ -3,6 +3,7 @@ first run prints must say what is wrong and exit as documented."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
@@ -82,3 +83,22 @@ def test_duplicate_case_ids_name_the_cases_line_without_pydantic_words(run_mir, 
     [line] = result.stderr.strip().splitlines()
     assert "triage.yaml:3: cases: duplicate case id 'same' (cases[0] and cases[1])" in line
     assert "<root>" not in line and "Value error" not in line
+
+
+def test_failure_messages_read_as_sentences(run_mir, app: Path):
+    # they read "review request not happened, expected to" and "outside [, 0.69]"
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    (evals / "triage.yaml").write_text(
+        "agent: triage\nmin_pass_rate: 0\ncases:\n  - id: a\n"
+        "    input: {order_id: A1, amount: 10, message: x}\n    assert:\n"
+        "      - {type: review_requested}\n      - {type: range, path: confidence, max: 0.69}\n"
+    )
+    result = run_mir("eval", "--provider", "rules", "-f", "json", cwd=app)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run] = json.loads(result.stdout)["suites"][0]["runs"]
+    messages = [a["message"] for a in run["assertions"]]
+    assert messages[0] == "no review was requested (expected: review was requested)"
+    assert messages[1].startswith("confidence is ") and messages[1].endswith(
+        ", above the maximum 0.69"
+    )
