@@ -78,6 +78,9 @@ def register(app: typer.Typer) -> None:
             None, "--html", dir_okay=False, help="Also write a self-contained HTML report."
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="Say in full why the judge does not gate."
+        ),
         project: Path | None = typer.Option(
             None, "--project", file_okay=False, help="Project folder (default: from the cwd)."
         ),
@@ -123,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 continue
             message = str(caught_warning.message)
             error_console().print(f"warning: {message}", markup=False, highlight=False)
-        render(report, fmt)
+        render(report, fmt, verbose=verbose)
         if html is not None:
             _write_html(report, html, project)
         if update_baseline:
@@ -150,17 +153,17 @@ def _register_parts(group: typer.Typer) -> None:
     eval_calibrate.register(group)
 
 
-def render(report: EvalReport, fmt: str) -> None:
+def render(report: EvalReport, fmt: str, *, verbose: bool = False) -> None:
     if fmt in ("json", "junit"):
         from mir.evals import render_report
 
         console().file.write(render_report(report, fmt) + "\n")
     else:
         for suite in report.suites:
-            render_suite(suite)
+            render_suite(suite, verbose=verbose)
 
 
-def render_suite(suite: SuiteResult) -> None:
+def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -212,8 +215,6 @@ def render_suite(suite: SuiteResult) -> None:
         for label, ids in (("broken", c.broken), ("fixed", c.fixed)):
             if ids:
                 out.print(Text(f"{label}: {', '.join(ids)}"))
-    if suite.position_consistency is not None:
-        out.print(f"judge position consistency: {suite.position_consistency:.0%}")
     if suite.confidence is not None and suite.confidence.ece is not None:
         conf = suite.confidence
         sent = (
@@ -230,9 +231,25 @@ def render_suite(suite: SuiteResult) -> None:
     out.print(verdict)
     for reason in gate.reasons:
         out.print(Text(f"  {reason}"))
-    if gate.judge_note:
-        out.print(Text(f"  judge: {gate.judge_note}"))
+    judge = _judge_line(suite, verbose=verbose)
+    if judge:
+        out.print(Text(f"  {judge}"))
     out.print()
+
+
+def _judge_line(suite: SuiteResult, *, verbose: bool) -> str:
+    """One short line on the judge (its position consistency, whether it gated); the
+    full reason it did not gate with ``-v``."""
+    parts = []
+    if suite.position_consistency is not None:
+        parts.append(f"position consistency {suite.position_consistency:.0%}")
+    note = suite.gate.judge_note
+    if note and verbose:
+        parts.append(f"reported, not gating: {note}")
+    elif note:
+        why = note.split(":", 1)[0].removeprefix("judge ")
+        parts.append(f"reported, not gating ({why}; -v says why)")
+    return "judge: " + "; ".join(parts) if parts else ""
 
 
 def _yes(value: bool) -> str:
