@@ -67,7 +67,8 @@ def run_eval(
             hint="pass^k and flaky cases need a few runs, not thousands",
         )
     proj = find_project(Path(project) if project is not None else _near(targets))
-    suites = [_as_run(s, repeat) for s in find_suites(targets, proj)]
+    broken: list[ConfigError] = []  # suites that do not load: listed with the others' problems
+    suites = [_as_run(s, repeat) for s in find_suites(targets, proj, broken=broken)]
     settings = Settings(
         root=proj.root,
         provider=provider,
@@ -78,7 +79,7 @@ def run_eval(
     plans = [SuitePlan(s.ref, s.path, s.agent, s.suite) for s in suites]
     runner = CaseRunner(settings, plans, proj)
     try:
-        parts = _check(suites, runner)
+        parts = _check(suites, runner, broken)
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
         later = [jobs > 1 and _judge_replays(i, s, runner) for i, s in enumerate(suites)]
@@ -175,17 +176,24 @@ def _near(targets: Sequence[str | Path]) -> Path | None:
     return None
 
 
-def _check(suites: Sequence[SuiteFile], runner: CaseRunner) -> list[Any]:
-    """Each suite's agent parts; every problem of every suite at once (loading an agent
-    may raise its own config error first)."""
+def _check(
+    suites: Sequence[SuiteFile], runner: CaseRunner, broken: Sequence[ConfigError] = ()
+) -> list[Any]:
+    """Each suite's agent parts; every problem of every suite at once, those of the
+    suites that did not load first (loading an agent may raise its own config error)."""
     from mir.evals.checking import check_suite
 
-    problems: list[str] = []
+    problems: list[str] = [line for exc in broken for line in str(exc).splitlines()]
     every = []
+    found = 0
     for index, suite in enumerate(suites):
         parts = runner.agent(index).parts
         every.append(parts)
-        problems += check_suite(suite.suite, suite_path=suite.path, parts=parts)
+        more = check_suite(suite.suite, suite_path=suite.path, parts=parts)
+        found += len(more)
+        problems += more
+    if len(broken) == 1 and not found:
+        raise broken[0]  # one suite that does not load: its own error, as it reads alone
     if problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         # each line already says where and how to fix it: no hint after the last one

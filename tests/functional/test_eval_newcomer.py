@@ -102,3 +102,30 @@ def test_failure_messages_read_as_sentences(run_mir, app: Path):
     assert messages[1].startswith("confidence is ") and messages[1].endswith(
         ", above the maximum 0.69"
     )
+
+
+def test_format_errors_and_assertion_problems_of_every_suite_are_listed_at_once(run_mir, app: Path):
+    # a suite the format refuses stopped the check: the other suites' problems were
+    # only shown once it was fixed
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    broken = evals / "a-broken.yaml"
+    broken.write_text(
+        "agent: triage\nrepeat: 0\ncases:\n  - id: a\n"
+        "    input: {order_id: A1, amount: 10, message: x}\n    expct: {action: refund}\n"
+    )
+    other = evals / "b-other.yaml"
+    other.write_text(
+        "agent: triage\ncases:\n  - id: c\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    assert:\n      - {type: equals, path: nope, value: 1}\n"
+    )
+    unknown = evals / "c-unknown.yaml"
+    unknown.write_text("agent: nobody\ncases:\n  - id: d\n    input: {}\n")
+    result = run_mir("eval", "--provider", "rules", cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    text = result.stderr
+    assert "4 problems in eval suites (nothing ran)" in text
+    assert f"{broken}:6: cases.0.expct: unknown key" in text and f"{broken}:2: repeat" in text
+    assert f"{other}:6: cases[0] (c).assert[0]: 'nope' is not in the decision schema" in text
+    assert f"{unknown}:1" in text and "Traceback" not in text
+    assert not (app / ".mir" / "traces").exists()
