@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 from typer.core import TyperGroup
 
+from mir.cli.eval_progress import outcome_words
 from mir.cli.output import console, error_console, literal, print_listing
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
         ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
         repeat: int | None = typer.Option(
-            None, "--repeat", min=1, help="Runs per case (pass^k, pass@k, flaky cases)."
+            None, "--repeat", help="Runs per case, 1 to 100 (pass^k, pass@k, flaky cases)."
         ),
         provider: str | None = typer.Option(
             None, "--provider", help="Override routes: llama, litellm, scripted or rules."
@@ -68,13 +69,18 @@ def register(app: typer.Typer) -> None:
             False, "--no-cache", help="Ask the model even when .mir/cache has the answer."
         ),
         update_baseline: bool = typer.Option(
-            False, "--update-baseline", help="Write evals/baselines/<agent>.json from this run."
+            False,
+            "--update-baseline",
+            help="Write evals/baselines/<suite>.json (one per suite) from this run.",
         ),
         fmt: str = typer.Option("table", "--format", "-f", help="table, json or junit."),
         html: Path | None = typer.Option(
             None, "--html", dir_okay=False, help="Also write a self-contained HTML report."
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="Say in full why the judge does not gate."
+        ),
         project: Path | None = typer.Option(
             None, "--project", file_okay=False, help="Project folder (default: from the cwd)."
         ),
@@ -120,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 continue
             message = str(caught_warning.message)
             error_console().print(f"warning: {message}", markup=False, highlight=False)
-        render(report, fmt)
+        render(report, fmt, verbose=verbose)
         if html is not None:
             _write_html(report, html, project)
         if update_baseline:
@@ -147,17 +153,17 @@ def _register_parts(group: typer.Typer) -> None:
     eval_calibrate.register(group)
 
 
-def render(report: EvalReport, fmt: str) -> None:
+def render(report: EvalReport, fmt: str, *, verbose: bool = False) -> None:
     if fmt in ("json", "junit"):
         from mir.evals import render_report
 
         console().file.write(render_report(report, fmt) + "\n")
     else:
         for suite in report.suites:
-            render_suite(suite)
+            render_suite(suite, verbose=verbose)
 
 
-def render_suite(suite: SuiteResult) -> None:
+def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -168,25 +174,40 @@ def render_suite(suite: SuiteResult) -> None:
     first: dict[str, str] = {}
     outcome: dict[str, str] = {}
     for run in suite.runs:
-        outcome.setdefault(run.case_id, f"{run.status or '-'}/{run.action or '-'}")
+        outcome.setdefault(run.case_id, outcome_words(run.status, run.action))
         if not run.passed and run.case_id not in first:
             first[run.case_id] = run.error or next(
                 (a.message for a in run.assertions if a.gating and a.passed is not True), ""
             )
     table = Table(box=None, pad_edge=False)
-    for column in ("case", "runs", "passed", "outcome", "change", "first failure"):
+    repeated = any(case.runs > 1 for case in suite.cases)
+    columns = ["case", "runs", "passed", *(["pass^k", "pass@k"] if repeated else [])]
+    for column in (*columns, "outcome", "change", "first failure"):
         table.add_column(column, no_wrap=column != "first failure")
     for case in suite.cases:
         style = "green" if case.pass_all else ("yellow" if case.pass_any else "red")
+        each = [
+            literal(_yes(case.pass_all), style="green" if case.pass_all else "red"),
+            literal(_yes(case.pass_any), style="green" if case.pass_any else "red"),
+        ]
         table.add_row(
             literal(case.case_id),
             str(case.runs),
             literal(f"{case.passes}/{case.runs}", style=style),
+            *(each if repeated else []),
             literal(outcome.get(case.case_id)),
-            literal(case.change, style="red" if case.change == "broken" else ""),
+            literal(_change_words(case.change), style="red" if case.change == "broken" else ""),
             literal(first.get(case.case_id, "")),
         )
     print_listing(table)
+    if repeated:
+        cases = len(suite.cases)
+        every = sum(c.pass_all for c in suite.cases)
+        some = sum(c.pass_any for c in suite.cases)
+        out.print(
+            f"pass^k (every run passed): {every}/{cases} cases; "
+            f"pass@k (one run passed): {some}/{cases} cases"
+        )
     if suite.flaky:
         out.print(Text("flaky: " + ", ".join(suite.flaky), style="yellow"))
     if suite.comparison is not None:
@@ -194,8 +215,6 @@ def render_suite(suite: SuiteResult) -> None:
         for label, ids in (("broken", c.broken), ("fixed", c.fixed)):
             if ids:
                 out.print(Text(f"{label}: {', '.join(ids)}"))
-    if suite.position_consistency is not None:
-        out.print(f"judge position consistency: {suite.position_consistency:.0%}")
     if suite.confidence is not None and suite.confidence.ece is not None:
         conf = suite.confidence
         sent = (
@@ -212,9 +231,33 @@ def render_suite(suite: SuiteResult) -> None:
     out.print(verdict)
     for reason in gate.reasons:
         out.print(Text(f"  {reason}"))
-    if gate.judge_note:
-        out.print(Text(f"  judge: {gate.judge_note}"))
+    judge = _judge_line(suite, verbose=verbose)
+    if judge:
+        out.print(Text(f"  {judge}"))
     out.print()
+
+
+def _judge_line(suite: SuiteResult, *, verbose: bool) -> str:
+    """One short line on the judge (its position consistency, whether it gated); the
+    full reason it did not gate with ``-v``."""
+    parts = []
+    if suite.position_consistency is not None:
+        parts.append(f"position consistency {suite.position_consistency:.0%}")
+    note = suite.gate.judge_note
+    if note and verbose:
+        parts.append(f"reported, not gating: {note}")
+    elif note:
+        why = note.split(":", 1)[0].removeprefix("judge ")
+        parts.append(f"reported, not gating ({why}; -v says why)")
+    return "judge: " + "; ".join(parts) if parts else ""
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _change_words(change: str | None) -> str | None:
+    return change.replace("_", " ") if change else change
 
 
 def _write_html(report: EvalReport, path: Path, project: Path | None) -> None:
@@ -230,4 +273,12 @@ def _said_baselines(report: EvalReport) -> None:
             note = "interrupted: baseline NOT updated"
         else:
             note = "baseline updated (commit evals/baselines/)"
+            failing = sum(not case.pass_all for case in suite.cases)
+            if failing:
+                cases = (
+                    "case recorded as a known failure"
+                    if failing == 1
+                    else ("cases recorded as known failures")
+                )
+                note += f"; {failing} failing {cases}: later runs report it as still failing"
         error_console().print(f"{suite.suite}: {note}", markup=False, highlight=False)

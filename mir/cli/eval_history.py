@@ -74,6 +74,7 @@ def render_history(agent: str, rows: list[HistoryRow]) -> None:
         table.add_column(column, no_wrap=column in ("time UTC", "suite"))
     table.add_column("model")
     table.add_column("prompt")
+    table.add_column("run by")
     for row in rows:
         when = (row.started_at or row.recorded_at).astimezone(UTC)
         table.add_row(
@@ -90,5 +91,6 @@ def render_history(agent: str, rows: list[HistoryRow]) -> None:
             ),
             literal(row.model),
             literal(row.prompt_hash[:12] if row.prompt_hash else None),
+            literal(row.origin or "mir eval"),
         )
     print_listing(table)

@@ -35,6 +35,7 @@ from mir.contracts.entrypoints import (
 )
 from mir.contracts.eval_suite import (
     ASSERTION_TIERS,
+    MAX_REPEAT,
     Assertion,
     EvalCase,
     EvalSuite,
@@ -49,6 +50,7 @@ __all__ = [
     "ASSERTION_TIERS",
     "DRIFT_METRICS",
     "LAYERS",
+    "MAX_REPEAT",
     "ActionSpec",
     "AgentContract",
     "Assertion",

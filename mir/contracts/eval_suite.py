@@ -28,6 +28,10 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Runs of one case: enough for pass^k / pass@k and flaky detection; a typo of a few
+# zeros must not queue a billion model calls.
+MAX_REPEAT = 100
+
 FlowStatusName = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
 Tier = Literal["deterministic", "schema", "judge", "trajectory"]
 
@@ -66,7 +70,10 @@ class Contains(_OnPath):
 
 class Regex(_OnPath):
     type: Literal["regex"]
-    pattern: str = Field(description="Python regular expression, searched (re.search).")
+    pattern: str = Field(
+        description="RE2 regular expression (linear time: no lookarounds or backreferences), "
+        "searched anywhere in the text."
+    )
 
 
 class OneOf(_OnPath):
@@ -243,7 +250,9 @@ class EvalCase(_Strict):
     tags: list[str] = Field(
         default_factory=list, description="Free labels; 'critical': a break fails the gate."
     )
-    repeat: int | None = Field(None, ge=1, description="Runs of this case (default: the suite's).")
+    repeat: int | None = Field(
+        None, ge=1, le=MAX_REPEAT, description="Runs of this case (default: the suite's)."
+    )
     expect: dict[str, Any] = Field(
         default_factory=dict,
         description="Shorthand: {status: executed} is a status assertion, any other key an "
@@ -288,7 +297,9 @@ class JudgeSettings(_Strict):
 class EvalSuite(_Strict):
     agent: str = Field(description="The agent under test: 'triage' or 'capability.agent'.")
     description: str = ""
-    repeat: int = Field(1, ge=1, description="Runs per case (pass^k / pass@k over them).")
+    repeat: int = Field(
+        1, ge=1, le=MAX_REPEAT, description="Runs per case (pass^k / pass@k over them)."
+    )
     alpha: float = Field(
         0.05, gt=0, lt=1, description="McNemar significance level for the baseline gate."
     )

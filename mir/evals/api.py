@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mir.contracts import MAX_REPEAT
 from mir.errors import ConfigError, UsageError
 from mir.evals.discovery import SuiteFile, find_suites
-from mir.evals.domain import Baseline, CaseRun, EvalReport, ReplayLinesLeftOver, SuiteResult
+from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
+from mir.evals.tasks import plan_tasks
 from mir.evals.workers import Stop, execute, first_interrupt_stops
 from mir.inference import ModelResponse, read_responses
 from mir.project import find_project
@@ -44,6 +46,7 @@ def run_eval(
     progress: EvalProgress | None = None,
     stop: Stop | None = None,
     record: bool = True,
+    origin: str | None = None,
 ) -> EvalReport:
     """Run the suites ``targets`` name (default: every suite of the project).
 
@@ -52,14 +55,20 @@ def run_eval(
     ``provider="scripted"``). ``stop``: set it (or press Ctrl-C) to stop starting runs;
     the result then has ``interrupted`` suites. ``record``: store the report in the run
     history (``.mir/evals.duckdb``); a history that cannot be written is a warning.
+    ``origin``: what ran the suites, when not ``mir eval`` (``mir eval history`` shows
+    it), e.g. ``"promotion gate qwen@2"``.
     """
     provider = _provider(provider, responses)
     if jobs < 1:
         raise UsageError(f"--jobs {jobs}: at least 1")
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"--repeat {repeat}: at least 1")
+    if repeat is not None and not 1 <= repeat <= MAX_REPEAT:
+        raise UsageError(
+            f"--repeat {repeat}: from 1 to {MAX_REPEAT} runs per case",
+            hint="pass^k and flaky cases need a few runs, not thousands",
+        )
     proj = find_project(Path(project) if project is not None else _near(targets))
-    suites = [_as_run(s, repeat) for s in find_suites(targets, proj)]
+    broken: list[ConfigError] = []  # suites that do not load: listed with the others' problems
+    suites = [_as_run(s, repeat) for s in find_suites(targets, proj, broken=broken)]
     settings = Settings(
         root=proj.root,
         provider=provider,
@@ -70,11 +79,11 @@ def run_eval(
     plans = [SuitePlan(s.ref, s.path, s.agent, s.suite) for s in suites]
     runner = CaseRunner(settings, plans, proj)
     try:
-        parts = _check(suites, runner)
+        parts = _check(suites, runner, broken)
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
         later = [jobs > 1 and _judge_replays(i, s, runner) for i, s in enumerate(suites)]
-        tasks = _tasks(suites, baselines, gating, later, _replies(responses))
+        tasks = plan_tasks(suites, baselines, gating, later, _replies(responses))
     except BaseException:
         runner.close()
         raise
@@ -107,7 +116,8 @@ def run_eval(
     interrupted = len(runs) < len(tasks)
     results = []
     for index, suite in enumerate(suites):
-        mine = [runs[t.number] for t in tasks if t.suite == index and t.number in runs]
+        numbers = tasks.numbers(index)
+        mine = [runs[n] for n in numbers if n in runs]
         results.append(
             _conclude(
                 suite,
@@ -117,7 +127,7 @@ def run_eval(
                 gating[index],
                 started,
                 finished,
-                interrupted=interrupted and len(mine) < sum(t.suite == index for t in tasks),
+                interrupted=interrupted and len(mine) < len(numbers),
             )
         )
     report = EvalReport(
@@ -126,7 +136,7 @@ def run_eval(
     if update_baseline:
         _write_baselines(suites, results)
     if record:
-        problem = record_history(report, project=proj.root)
+        problem = record_history(report, project=proj.root, origin=origin)
         if problem is not None:
             warnings.warn(problem, stacklevel=2)
     return report
@@ -166,17 +176,24 @@ def _near(targets: Sequence[str | Path]) -> Path | None:
     return None
 
 
-def _check(suites: Sequence[SuiteFile], runner: CaseRunner) -> list[Any]:
-    """Each suite's agent parts; every problem of every suite at once (loading an agent
-    may raise its own config error first)."""
+def _check(
+    suites: Sequence[SuiteFile], runner: CaseRunner, broken: Sequence[ConfigError] = ()
+) -> list[Any]:
+    """Each suite's agent parts; every problem of every suite at once, those of the
+    suites that did not load first (loading an agent may raise its own config error)."""
     from mir.evals.checking import check_suite
 
-    problems: list[str] = []
+    problems: list[str] = [line for exc in broken for line in str(exc).splitlines()]
     every = []
+    found = 0
     for index, suite in enumerate(suites):
         parts = runner.agent(index).parts
         every.append(parts)
-        problems += check_suite(suite.suite, suite_path=suite.path, parts=parts)
+        more = check_suite(suite.suite, suite_path=suite.path, parts=parts)
+        found += len(more)
+        problems += more
+    if len(broken) == 1 and not found:
+        raise broken[0]  # one suite that does not load: its own error, as it reads alone
     if problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         # each line already says where and how to fix it: no hint after the last one
@@ -185,15 +202,35 @@ def _check(suites: Sequence[SuiteFile], runner: CaseRunner) -> list[Any]:
 
 
 def _baseline(suite: SuiteFile, updating: bool) -> Baseline | None:
-    from mir.evals.baselines import baseline_path, read_baseline
+    from mir.evals.baselines import (
+        OtherSuiteBaseline,
+        baseline_path,
+        legacy_baseline_path,
+        read_baseline,
+    )
 
-    path = baseline_path(suite.path, suite.agent_name)
+    path = baseline_path(suite.path)
+    if not path.exists():
+        older = legacy_baseline_path(suite.path, suite.agent_name)
+        # the one-per-agent name: this suite's baseline only if it says so
+        return _legacy_baseline(older, suite) if older != path else None
+    try:
+        return read_baseline(path, suite.suite, suite.ref)
+    except OtherSuiteBaseline:
+        raise  # even when updating: it is that suite's reference
+    except ConfigError:
+        if updating and path.is_file():  # regenerating an unreadable baseline fixes it
+            return None
+        raise  # a folder in its place: writing would fail only after the whole run
+
+
+def _legacy_baseline(path: Path, suite: SuiteFile) -> Baseline | None:
+    from mir.evals.baselines import read_baseline
+
     try:
         return read_baseline(path, suite.suite, suite.ref)
     except ConfigError:
-        if updating and path.is_file():  # replacing a baseline of another suite fixes it
-            return None
-        raise  # a folder in its place: writing would fail only after the whole run
+        return None  # another suite's (or unreadable): this suite has no baseline yet
 
 
 def _judge_gating(index: int, suite: SuiteFile, runner: CaseRunner) -> tuple[bool, str | None]:
@@ -216,54 +253,6 @@ def _has_judge(suite: SuiteFile) -> bool:
 
 def _replies(responses: str | Path | None) -> list[ModelResponse] | None:
     return read_responses(Path(responses)) if responses is not None else None
-
-
-def _tasks(
-    suites: Sequence[SuiteFile],
-    baselines: Sequence[Baseline | None],
-    gating: Sequence[tuple[bool, str | None]],
-    later: Sequence[bool],
-    replies: list[ModelResponse] | None,
-) -> list[Task]:
-    """Every case run in case order; with a replay, line i belongs to run i."""
-    tasks: list[Task] = []
-    for index, suite in enumerate(suites):
-        baseline = baselines[index]
-        for case_index, case in enumerate(suite.suite.cases):
-            times = case.repeat or suite.suite.repeat  # --repeat is the suite's, see _as_run
-            earlier = {r.repeat: r for r in baseline.cases.get(case.id, ())} if baseline else {}
-            for k in range(times):
-                reference = earlier.get(k)
-                tasks.append(
-                    Task(
-                        number=len(tasks),
-                        suite=index,
-                        case=case_index,
-                        repeat=k,
-                        baseline_decision=reference.decision if reference else None,
-                        judge_gates=gating[index][0],
-                        judge_later=later[index],
-                    )
-                )
-    if replies is not None:
-        if len(replies) < len(tasks):
-            raise UsageError(
-                f"--responses has {len(replies)} line(s); these suites need {len(tasks)} "
-                "(one per case and repeat, in case order)",
-                hint="add the missing lines (a case that needs a retry then uses the fallback)",
-            )
-        if len(replies) > len(tasks):
-            # lines left over are often the sign that a case was removed, which shifts
-            # every later reply onto the wrong case
-            warnings.warn(
-                f"--responses has {len(replies)} line(s); this run uses {len(tasks)} "
-                "(one per case and repeat, in case order): the rest are ignored; check "
-                "that each line still belongs to its case",
-                ReplayLinesLeftOver,
-                stacklevel=2,
-            )
-        tasks = [t.__class__(**{**t.__dict__, "response": replies[t.number]}) for t in tasks]
-    return tasks
 
 
 def _conclude(
@@ -322,16 +311,18 @@ def _write_baselines(suites: Sequence[SuiteFile], results: Sequence[SuiteResult]
     for suite, result in zip(suites, results, strict=True):
         if result.interrupted:
             continue  # a partial run never becomes the reference
-        write_baseline(baseline_path(suite.path, suite.agent_name), result)
+        write_baseline(baseline_path(suite.path), result)
 
 
-def record_history(report: EvalReport, *, project: str | Path | None = None) -> str | None:
+def record_history(
+    report: EvalReport, *, project: str | Path | None = None, origin: str | None = None
+) -> str | None:
     """Store the report in the project's run history (``mir eval history``); a busy or
     damaged history never costs the report: the warning to show, or None."""
     from mir.evals.history import EvalHistory
 
     proj = find_project(Path(project) if project is not None else None)
-    return EvalHistory.for_project(proj).try_record(report)
+    return EvalHistory.for_project(proj).try_record(report, origin=origin)
 
 
 def render_report(report: EvalReport, fmt: str) -> str:

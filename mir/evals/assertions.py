@@ -14,10 +14,8 @@ The schema and trajectory rules, and how they read the events: ``flow_checks``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import ValidationError
@@ -26,6 +24,7 @@ from mir.contracts import AgentContract, Assertion, EvalCase
 from mir.evals.decision_paths import is_number, json_equal, json_type, read_path
 from mir.evals.domain import AssertionResult
 from mir.evals.flow_checks import TRACE_CHECKS, FlowView, Outcome, listing, show
+from mir.evals.patterns import compile_pattern
 
 if TYPE_CHECKING:
     from mir.runtime import DecisionRecord
@@ -170,19 +169,11 @@ def _contains(a: Any, actual: Any) -> Outcome:
 def _regex(a: Any, actual: Any) -> Outcome:
     if not isinstance(actual, str):
         return False, a.pattern, actual, f"{a.path} is a {json_type(actual)}, not text"
-    compiled = _compile(a.pattern)
+    compiled = compile_pattern(a.pattern)
     if isinstance(compiled, str):
         return False, a.pattern, actual, f"invalid regex {a.pattern!r}: {compiled}"
     ok = compiled.search(actual) is not None
     return ok, a.pattern, actual, f"{a.path} ({show(actual)}) does not match /{a.pattern}/"
-
-
-@lru_cache(maxsize=512)
-def _compile(pattern: str) -> re.Pattern[str] | str:
-    try:
-        return re.compile(pattern)
-    except (re.error, RecursionError, OverflowError) as exc:
-        return str(exc)
 
 
 def _range(a: Any, actual: Any) -> Outcome:
@@ -190,8 +181,13 @@ def _range(a: Any, actual: Any) -> Outcome:
     if not is_number(actual):
         return False, expected, actual, f"{a.path} is {show(actual)}, not a number"
     ok = (a.min is None or actual >= a.min) and (a.max is None or actual <= a.max)
-    bounds = f"[{'' if a.min is None else f'{a.min:g}'}, {'' if a.max is None else f'{a.max:g}'}]"
-    return ok, expected, actual, f"{a.path} is {actual}, outside {bounds}"
+    if a.min is not None and a.max is not None:
+        where = f"outside [{a.min:g}, {a.max:g}]"
+    elif a.min is not None:
+        where = f"below the minimum {a.min:g}"
+    else:
+        where = f"above the maximum {a.max:g}"
+    return ok, expected, actual, f"{a.path} is {actual}, {where}"
 
 
 def _status(a: Any, view: FlowView) -> Outcome:

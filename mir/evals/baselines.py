@@ -1,4 +1,10 @@
-"""``evals/baselines/<agent>.json``: the committed result a run is compared against.
+"""``evals/baselines/<suite>.json``: the committed result a run is compared against.
+
+One baseline per suite file, named after it (``evals/triage.yaml`` ->
+``evals/baselines/triage.json``), so two suites of one agent never share one. A baseline
+records its suite; one recorded for another suite is refused. A baseline under the
+older name (``baselines/<agent>.json``, one per agent) is still read by the suite that
+wrote it, until ``--update-baseline`` writes the suite's own file.
 
 Written by ``mir eval --update-baseline`` and reviewed in pull requests, so the file is
 stable and diff-friendly: sorted keys, one value per line, cases in suite order with
@@ -25,8 +31,19 @@ from mir.evals.domain import Baseline, BaselineRun, CaseRun, SuiteResult
 _REGENERATE = "regenerate it with `mir eval --update-baseline`"
 
 
-def baseline_path(suite_path: Path, agent: str) -> Path:
-    """``<suite dir>/baselines/<agent>.json``."""
+class OtherSuiteBaseline(ConfigError):
+    """The baseline file records another suite: never compared with, never replaced
+    (``--update-baseline`` would silently take that suite's reference away)."""
+
+
+def baseline_path(suite_path: Path) -> Path:
+    """``<suite dir>/baselines/<suite file stem>.json``."""
+    return suite_path.parent / "baselines" / f"{suite_path.stem}.json"
+
+
+def legacy_baseline_path(suite_path: Path, agent: str) -> Path:
+    """Where baselines were written when there was one per agent: read only when the
+    suite's own file does not exist, and only when it records this suite."""
     return suite_path.parent / "baselines" / f"{agent}.json"
 
 
@@ -39,8 +56,9 @@ def suite_hash(case_ids: Iterable[str]) -> str:
 def read_baseline(path: Path, suite: EvalSuite, suite_ref: str) -> Baseline | None:
     """The baseline at ``path`` (None when there is none yet).
 
-    A baseline of another agent, or one sharing no case with this suite, is refused:
-    comparing against it would report every case as new or broken and gate on noise.
+    A baseline of another agent or another suite file, or one sharing no case with this
+    suite, is refused: comparing against it would report cases of another suite as
+    broken or fixed, and gate on noise.
     A baseline whose suite has since gained or lost cases is fine: those cases show as
     new and removed.
     """
@@ -68,6 +86,12 @@ def read_baseline(path: Path, suite: EvalSuite, suite_ref: str) -> Baseline | No
             f"not of {suite.agent!r} ({suite_ref})",
             where=str(path),
             hint=f"move it back, or {_REGENERATE}",
+        )
+    if baseline.suite != suite_ref:
+        raise OtherSuiteBaseline(
+            f"this baseline was recorded for the suite {baseline.suite}, not for {suite_ref}",
+            where=str(path),
+            hint=f"move it to {Path(baseline.suite).stem}.json beside it, or {_REGENERATE}",
         )
     ids = {case.id for case in suite.cases}
     if ids and baseline.cases and not ids & set(baseline.cases):

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mir.contracts import Rubric
-from mir.errors import ConfigError
+from mir.errors import ConfigError, UsageError
 from mir.evals.kappa import Agreement, agreement
 
 if TYPE_CHECKING:
@@ -231,6 +231,7 @@ def calibrate(
     """Run ``judge`` on every labelled example of ``labels_file``; with ``record``, append
     the result of each kind to ``judge-calibration.json`` beside it."""
     examples = read_labels(labels_file)
+    _enough_replies(judge, examples)
     judged: list[Judged] = []
     for done, (number, example) in enumerate(_numbered(labels_file, examples), start=1):
         judged.append(_judge(judge, number, example))
@@ -273,6 +274,28 @@ def calibrate(
         kinds=kinds,
         records_file=records_file,
     )
+
+
+def _enough_replies(judge: Judge, examples: Sequence[RubricLabel | PairwiseLabel]) -> None:
+    """A replayed judge (scripted responses) with fewer lines than the examples need is
+    refused before any verdict, as ``mir eval --responses`` is: the examples past the
+    end would get no verdict, and a kappa over the rest means nothing."""
+    route = getattr(judge, "route", None)
+    if route is None or route.provider != "scripted" or route.responses is None:
+        return
+    from mir.inference import read_responses
+
+    path = Path(route.responses)
+    have = len(read_responses(path))
+    # a pairwise example asks twice (positions swapped)
+    need = sum(2 if isinstance(e, PairwiseLabel) else 1 for e in examples)
+    if have < need:
+        raise UsageError(
+            f"judge responses {path.name} has {have} line(s); these labels need {need} "
+            "(one per rubric example, two per pairwise one, in file order)",
+            where=str(path),
+            hint="record the missing verdicts, or calibrate a real judge (--judge-provider)",
+        )
 
 
 def _numbered(

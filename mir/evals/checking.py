@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import re
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -130,19 +129,15 @@ class _Checker:
         return list(dict.fromkeys(known))
 
     def _regex(self, pattern: str) -> Iterator[tuple[str, str]]:
-        try:
-            re.compile(pattern)
-        except (re.error, RecursionError, OverflowError) as exc:
-            yield "pattern", f"invalid regex {pattern!r}: {exc}; fix the pattern (Python syntax)"
-            return
-        if nests_unbounded_repeats(pattern):
+        from mir.evals.patterns import ENGINE, compile_pattern
+
+        refused = compile_pattern(pattern)
+        if isinstance(refused, str):
             yield (
                 "pattern",
-                (
-                    f"regex {pattern!r} nests unbounded repeats (like '(a+)+'), which can take "
-                    "exponential time on a non-matching reply and hang the eval; "
-                    "repeat the inner part once, e.g. '(a+)+' -> 'a+'"
-                ),
+                f"invalid regex {pattern!r} ({refused}); regex assertions run on {ENGINE} "
+                "(linear time): no lookarounds, backreferences or possessive repeats, "
+                "repeat counts up to 1000",
             )
 
     def _reference(self, reference: Any) -> Iterator[tuple[str, str]]:
@@ -287,41 +282,3 @@ def _unknown(what: str, value: Any, known: Sequence[str], *, where: str = "") ->
     if close:
         return f"{head}; did you mean {close[0]!r}? ({place}: {listing})"
     return f"{head}; use one of the {place}: {listing}"
-
-
-def nests_unbounded_repeats(pattern: str) -> bool:
-    """Whether an unbounded repeat (``*``, ``+``, ``{n,}``) sits inside another: the
-    shape of catastrophic backtracking. Python's ``re`` has no timeout, so such a pattern
-    could hang a CI run on one unlucky reply. Overlapping alternatives (``(a|a)*``) are
-    the other, rarer shape and are not detected."""
-    from re import _constants as sre  # type: ignore[attr-defined]
-    from re import _parser  # type: ignore[attr-defined]
-
-    def parts(op: Any, arg: Any) -> list[Any]:
-        """The sub-patterns inside one node (atomic groups and possessive repeats do
-        not backtrack: they are not looked into)."""
-        if op is sre.SUBPATTERN:
-            return [arg[-1]]
-        if op is sre.BRANCH:
-            return list(arg[1])
-        if op in (sre.ASSERT, sre.ASSERT_NOT):
-            return [arg[1]]
-        if op is sre.GROUPREF_EXISTS:
-            return [branch for branch in arg[1:] if branch is not None]
-        return []
-
-    def nested(items: Any, inside: bool) -> bool:
-        for op, arg in items:
-            if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
-                _, high, sub = arg
-                unbounded = high == sre.MAXREPEAT
-                if (unbounded and inside) or nested(sub, inside or unbounded):
-                    return True
-            elif any(nested(part, inside) for part in parts(op, arg)):
-                return True
-        return False
-
-    try:
-        return nested(_parser.parse(pattern), False)
-    except (re.error, RecursionError, OverflowError):
-        return False

@@ -33,8 +33,14 @@ class SuiteFile:
         return self.agent.partition(".")[2]
 
 
-def find_suites(targets: Sequence[str | Path], project: Project) -> list[SuiteFile]:
-    """The suites the targets name, loaded, each once, in a stable order."""
+def find_suites(
+    targets: Sequence[str | Path], project: Project, *, broken: list[ConfigError] | None = None
+) -> list[SuiteFile]:
+    """The suites the targets name, loaded, each once, in a stable order.
+
+    ``broken``: a suite that does not load (bad YAML, a format error, an unknown agent)
+    is added to it and skipped, so the caller can list every suite's problems at once;
+    without it, the first one raises."""
     paths: list[Path] = []
     wanted_agents: dict[Path, str] = {}
     if not targets:
@@ -52,12 +58,20 @@ def find_suites(targets: Sequence[str | Path], project: Project) -> list[SuiteFi
         paths += found
     suites: list[SuiteFile] = []
     for path in dict.fromkeys(paths):
-        suite = load_eval_suite(path)
-        agent = suite_agent(suite, path, project)
+        try:
+            suite = load_eval_suite(path)
+            agent = suite_agent(suite, path, project)
+        except ConfigError as exc:
+            if broken is None:
+                raise
+            broken.append(exc)
+            continue
         wanted = wanted_agents.get(path)
         if wanted is not None and agent != wanted:
             continue  # a suite of another agent in the same capability
         suites.append(SuiteFile(path, _shown(path, project), suite, agent))
+    if not suites and broken:
+        return suites  # the caller lists what is wrong with them
     if not suites:  # only reachable for CAPABILITY.AGENT
         name = next(iter(wanted_agents.values()))
         raise UsageError(f"no eval suite tests {name}", hint=_create_hint(name))

@@ -100,7 +100,7 @@ class BaselineRun(_Frozen):
 
 
 class Baseline(_Frozen):
-    """``evals/baselines/<agent>.json``: committed, so a run compares against it."""
+    """``evals/baselines/<suite>.json``: committed, so a run compares against it."""
 
     suite: str = Field(description="The suite file, relative to the project root.")
     agent: str

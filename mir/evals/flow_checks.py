@@ -150,10 +150,19 @@ def _attempt(event: TraceEvent) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+# (what happened, what did not) for each flag assertion, in words
+_FLAG_WORDS = {
+    "fallback": ("the fallback decided", "the fallback did not decide"),
+    "cascade": ("the flow cascaded to another route", "the flow did not cascade"),
+    "review request": ("review was requested", "no review was requested"),
+    "stale": ("the decision went stale", "the decision did not go stale"),
+}
+
+
 def _flag(actual: bool, a: Any, what: str) -> Outcome:
-    said = "" if actual else "not "
-    wanted = "" if a.value else "not "
-    return actual == a.value, a.value, actual, f"{what} {said}happened, expected {wanted}to"
+    yes, no = _FLAG_WORDS.get(what, (f"{what}: yes", f"{what}: no"))
+    said, wanted = (yes if actual else no), (yes if a.value else no)
+    return actual == a.value, a.value, actual, f"{said} (expected: {wanted})"
 
 
 def _fallback(a: Any, view: FlowView) -> Outcome:

@@ -7,7 +7,9 @@ The gate fails (exit 1) only on evidence of a regression, and says why in words:
   fixed is noise and passes, saying so);
 - when a case tagged ``critical`` breaks (or, with no baseline entry for it, fails):
   one critical case is enough, no statistics;
-- when the share of passing runs is below the suite's ``min_pass_rate``.
+- when the share of passing runs is below the suite's ``min_pass_rate``;
+- with neither a baseline nor a ``min_pass_rate``, when any run fails (nothing says
+  that failure is known or tolerated).
 
 Cases are paired on pass^k (a case passes only when every repeat passed), so a flaky
 case counts as failing; flaky cases are listed on their own.
@@ -210,17 +212,20 @@ def decide(
         else:
             notes.append(f"{counts}: no regression ({test})")
     elif min_pass_rate is None:
-        # nothing to compare with and no threshold: say plainly that failures pass
+        # Nothing to compare with and no threshold: a failing case fails. A first run
+        # whose cases fail must not print 'gate: passed' (a fresh scaffold did, at 0 %).
         failed = sum(not r.passed for r in runs)
-        passing = (
-            f"{failed} failed run{' does' if failed == 1 else 's do'} not fail the gate"
-            if failed
-            else "failures would not fail the gate"
-        )
-        notes.append(
-            f"no baseline and no min_pass_rate: {passing} (only a failing `critical` case "
-            "does); commit a baseline (`mir eval --update-baseline`) or set min_pass_rate"
-        )
+        if failed:
+            failures.append(
+                f"{failed} of {len(runs)} run{'s' if len(runs) != 1 else ''} failed, with no "
+                "baseline and no min_pass_rate: fix the cases, or set min_pass_rate, or record "
+                "the failures as known in a baseline (`mir eval --update-baseline`)"
+            )
+        else:
+            notes.append(
+                "no baseline: every run passed; commit a baseline (`mir eval --update-baseline`) "
+                "so that later runs are compared with this one"
+            )
     else:
         notes.append("no baseline: only the thresholds gate (`mir eval --update-baseline`)")
 

@@ -65,11 +65,14 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "cached BOOLEAN, error VARCHAR, failed VARCHAR)",
         ),
     ),
+    # what ran the suite: NULL for `mir eval`, 'promotion gate NAME@VERSION' for the
+    # gate of `mir models promote --to production`
+    ("0003_runs_origin", ("ALTER TABLE runs ADD COLUMN origin VARCHAR",)),
 )
 _RUN_COLUMNS = (
     "run_id, recorded_at, suite, agent, started_at, finished_at, provider, model, "
     "prompt_hash, contract_hash, runs, passed, cases, pass_rate, broken, fixed, p_value, "
-    "gate_passed, reasons, interrupted, ece, position_consistency"
+    "gate_passed, reasons, interrupted, ece, position_consistency, origin"
 )
 # case_results' columns and their types, in table order (the bulk file's schema)
 _CASE_TYPES = {
@@ -117,6 +120,7 @@ class HistoryRow(BaseModel):
     model: str | None
     prompt_hash: str | None
     ece: float | None
+    origin: str | None = None  # None: `mir eval`; else e.g. 'promotion gate qwen@2'
 
 
 class EvalHistory:
@@ -131,8 +135,11 @@ class EvalHistory:
         return cls(project.state_dir / FILE_NAME)
 
     # ------------------------------------------------------------------ writing
-    def record(self, report: EvalReport, *, at: datetime | None = None) -> list[str]:
-        """Store every suite of ``report`` in one transaction; returns the run ids."""
+    def record(
+        self, report: EvalReport, *, at: datetime | None = None, origin: str | None = None
+    ) -> list[str]:
+        """Store every suite of ``report`` in one transaction; returns the run ids.
+        ``origin``: what ran it when not ``mir eval`` (a promotion gate)."""
         at = at or datetime.now(UTC)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         ids = [uuid.uuid4().hex for _ in report.suites]
@@ -141,7 +148,8 @@ class EvalHistory:
             con.execute("BEGIN TRANSACTION")
             try:
                 runs = [
-                    _run_row(run_id, s, at) for run_id, s in zip(ids, report.suites, strict=True)
+                    _run_row(run_id, s, at, origin)
+                    for run_id, s in zip(ids, report.suites, strict=True)
                 ]
                 _insert(con, "runs", _RUN_COLUMNS, runs)
                 for run_id, suite in zip(ids, report.suites, strict=True):
@@ -171,11 +179,11 @@ class EvalHistory:
         finally:
             Path(temporary).unlink(missing_ok=True)
 
-    def try_record(self, report: EvalReport) -> str | None:
+    def try_record(self, report: EvalReport, *, origin: str | None = None) -> str | None:
         """``record``, turning a failure into the warning line to print (None when
         stored): a busy or damaged history must never cost the run its report."""
         try:
-            self.record(report)
+            self.record(report, origin=origin)
         except EvalHistoryError as exc:
             return f"eval history not recorded: {exc}"
         return None
@@ -195,7 +203,7 @@ class EvalHistory:
             cursor = con.execute(
                 "SELECT run_id, recorded_at, started_at, suite, agent, runs, passed, cases, "
                 "pass_rate, broken, fixed, p_value, gate_passed, interrupted, provider, model, "
-                "prompt_hash, ece FROM runs "
+                "prompt_hash, ece, origin FROM runs "
                 "WHERE agent = $1 OR agent LIKE '%.' || $1 OR $1 LIKE '%.' || agent "
                 "ORDER BY recorded_at DESC, started_at DESC LIMIT $2",
                 [agent, limit],
@@ -297,7 +305,7 @@ def _insert(
         con.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", params)
 
 
-def _run_row(run_id: str, suite: SuiteResult, at: datetime) -> tuple:
+def _run_row(run_id: str, suite: SuiteResult, at: datetime, origin: str | None) -> tuple:
     comparison = suite.comparison
     passed = sum(r.passed for r in suite.runs)
     return (
@@ -323,6 +331,7 @@ def _run_row(run_id: str, suite: SuiteResult, at: datetime) -> tuple:
         suite.interrupted,
         None if suite.confidence is None else suite.confidence.ece,
         suite.position_consistency,
+        origin,
     )
 
 

@@ -98,6 +98,8 @@ class CaseRunner:
             self.project = find_project(self.settings.root)
         self._store: TraceStore | None = None
         self._tee: _Tee | None = None
+        # (suite, fresh) -> agent; ``agents`` holds the first-run ones (suite checks)
+        self._opened: dict[tuple[int, bool], Agent] = {}
 
     @property
     def tee(self) -> _Tee:
@@ -107,13 +109,18 @@ class CaseRunner:
             self._tee = _Tee(self._store)
         return self._tee
 
-    def agent(self, index: int) -> Agent:
-        if index not in self.agents:
+    def agent(self, index: int, *, repeat: int = 0) -> Agent:
+        """The suite's agent; a repeat after the first gets one that asks the model:
+        repeats are independent runs (flaky detection), never a cached answer replayed
+        (it shares the loaded model, ``MODEL_CACHE``)."""
+        fresh = repeat > 0 and self._caching
+        key = (index, fresh)
+        if key not in self._opened:
             plan, s = self.plans[index], self.settings
             extra: dict[str, Any] = {}
-            if s.response_cache is not None and s.provider != "scripted" and _caches():
+            if self._caching and not fresh:
                 extra["response_cache"] = s.response_cache
-            self.agents[index] = load_agent(
+            self._opened[key] = load_agent(
                 plan.agent,
                 project=s.root,
                 provider=None if s.provider == "scripted" else s.provider,
@@ -122,7 +129,14 @@ class CaseRunner:
                 mode="eval",
                 **extra,
             )
-        return self.agents[index]
+            if not fresh:
+                self.agents[index] = self._opened[key]
+        return self._opened[key]
+
+    @property
+    def _caching(self) -> bool:
+        s = self.settings
+        return s.response_cache is not None and s.provider != "scripted" and _caches()
 
     def judge(self, index: int) -> Any:
         if index not in self.judges:
@@ -155,7 +169,7 @@ class CaseRunner:
         case = plan.suite.cases[task.case]
         base = {"case_id": case.id, "repeat": task.repeat, "tags": tuple(case.tags)}
         try:
-            agent = self.agent(task.suite)
+            agent = self.agent(task.suite, repeat=task.repeat)
             if task.response is not None:
                 agent = agent.replaying([task.response], label=self.settings.replay_label)
             record = agent.decide(case.input, case.context, role=case.role)
@@ -172,7 +186,7 @@ class CaseRunner:
     ) -> list[AssertionResult]:
         from mir.evals.assertions import Observation, evaluate
 
-        agent = self.agents[task.suite]
+        agent = self.agent(task.suite, repeat=task.repeat)
         observed = evaluate(case, Observation(record, events, agent.parts, case.role))
         if task.judge_later:
             return observed
@@ -254,12 +268,13 @@ class CaseRunner:
     def close(self) -> None:
         for judge in self.judges.values():
             judge.close()
-        for agent in self.agents.values():
+        for agent in self._opened.values():
             agent.close()
         if self._store is not None:
             self._store.close()
         self._store = self._tee = None
         self.agents.clear()
+        self._opened.clear()
         self.judges.clear()
 
 

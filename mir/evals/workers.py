@@ -15,16 +15,17 @@ import multiprocessing.util
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from mir.errors import UsageError
 from mir.evals.domain import CaseRun
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
+from mir.evals.tasks import Tasks
 
 _WORKER: CaseRunner | None = None
 
@@ -90,7 +91,7 @@ def first_interrupt_stops(stop: Stop, on_stop: Callable[[], None]) -> Iterator[N
 
 
 def execute(
-    tasks: Sequence[Task],
+    tasks: Tasks,
     *,
     settings: Settings,
     plans: Sequence[SuitePlan],
@@ -102,17 +103,15 @@ def execute(
     """Every task's CaseRun by task number (fewer when stopped). ``runner`` runs them
     in this process when ``jobs`` is 1 (and is closed); N workers open their own."""
     if jobs <= 1 or len(tasks) <= 1:
-        here = [replace(t, judge_later=False) if t.judge_later else t for t in tasks]
-        return _in_process(here, runner, done, stop)
-    later = [t for t in tasks if t.judge_later]
-    if later:
+        return _in_process(tasks.without_judging_later(), runner, done, stop)
+    if tasks.judge_later:
         return _judged_later(tasks, settings, plans, runner, jobs, done, stop)
     runner.close()
     return _in_workers(tasks, settings, plans, min(jobs, len(tasks)), done, stop)
 
 
 def _in_process(
-    tasks: Sequence[Task], runner: CaseRunner, done: Callable[[Task, CaseRun], None], stop: Stop
+    tasks: Iterable[Task], runner: CaseRunner, done: Callable[[Task, CaseRun], None], stop: Stop
 ) -> dict[int, CaseRun]:
     runs: dict[int, CaseRun] = {}
     try:
@@ -127,7 +126,7 @@ def _in_process(
 
 
 def _judged_later(
-    tasks: Sequence[Task],
+    tasks: Tasks,
     settings: Settings,
     plans: Sequence[SuitePlan],
     runner: CaseRunner,
@@ -139,7 +138,7 @@ def _judged_later(
     as the runs come in (a scripted judge's lines are consumed in that order, whatever
     ``-j`` is). Workers are handed runs in case order, so what arrives is a prefix."""
     runner.close()
-    order = iter(sorted(t.number for t in tasks))
+    order = iter(range(len(tasks)))  # task numbers are their places in case order
     expected = next(order, None)
     waiting: dict[int, tuple[Task, CaseRun]] = {}
     runs: dict[int, CaseRun] = {}
@@ -177,7 +176,7 @@ def start_method() -> str:
 
 
 def _in_workers(
-    tasks: Sequence[Task],
+    tasks: Tasks,
     settings: Settings,
     plans: Sequence[SuitePlan],
     jobs: int,
@@ -193,7 +192,7 @@ def _in_workers(
     pool = ProcessPoolExecutor(
         jobs, mp_context=context, initializer=_start_worker, initargs=(settings, plans)
     )
-    queue, taken = list(tasks), 0
+    queue, left = iter(tasks), len(tasks)  # made as they are taken, never all at once
     # A few batches in flight per worker, not every run: Ctrl-C then has little to wait
     # for, and waiting on the futures stays cheap (wait() visits every one it is given).
     window = jobs * 2
@@ -201,9 +200,10 @@ def _in_workers(
     try:
         pending: dict[Future[list[CaseRun]], list[Task]] = {}
         while True:
-            while not stop and taken < len(queue) and len(pending) < window:
+            while not stop and left > 0 and len(pending) < window:
                 size = batch_size(spent_ms / measured if measured else None)
-                batch, taken = queue[taken : taken + size], taken + size
+                batch = list(islice(queue, size))
+                left -= len(batch)
                 pending[pool.submit(_run_in_worker, batch)] = batch
             if not pending:
                 break

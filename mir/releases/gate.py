@@ -121,8 +121,12 @@ def _run_gate(
     with_suites = [a for a in agents if _has_suite(project, a)]
     if not with_suites:
         return None, f"no eval suite for {', '.join(agents)}: no gate to run"
-    report = run_eval(
-        with_suites, project=project.root, model=model, responses=responses, record=False
+    report = run_eval(  # recorded in `mir eval history` as this version's gate
+        with_suites,
+        project=project.root,
+        model=model,
+        responses=responses,
+        origin=f"promotion gate {model}",
     )
     return report, ""
 

@@ -56,7 +56,7 @@ def test_secrets_a_model_echoes_reach_no_file_an_eval_writes(run_mir, app: Path)
         app, [reply("refund", f"key {SECRET_KEY}"), reply("refund", f"password={PASSWORD}")]
     )
     update = run_mir("eval", "--responses", name, "--update-baseline", "-q", cwd=app)
-    assert update.returncode == 0, update.stderr
+    assert update.returncode == 1, update.stderr  # both cases fail, as meant
     as_json = run_mir("eval", "--responses", name, "-f", "json", "--html", "r.html", cwd=app)
     junit = run_mir("eval", "--responses", name, "-f", "junit", cwd=app)
     table = run_mir("eval", "--responses", name, cwd=app)
@@ -84,27 +84,56 @@ def test_secrets_a_model_echoes_reach_no_file_an_eval_writes(run_mir, app: Path)
         assert PASSWORD not in text, where
 
 
-def test_a_catastrophic_regex_is_refused_before_anything_runs(run_mir, app: Path):
-    # (a+)+$ on 'aaaa...!' backtracks exponentially: Python's re has no timeout, so an
-    # eval would hang CI; the check refuses nested unbounded repeats up front.
-    suite = write_suite(
-        app,
-        "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
-        '    assert:\n      - {type: regex, path: reason, pattern: "^(a+)+$"}\n',
-    )
-    name = write_replies(app, [reply("refund", "a" * 60 + "!")])
+REGEX_SUITE = (
+    "agent: triage\ncases:\n  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+    "    assert:\n      - {type: regex, path: reason, pattern: %s}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"^(a+)+$", r"^(a{1,30}){1,30}$", r"^(a|aa){1,40}$", r"^(\w{1,20}\s?){1,20}$"]
+)
+def test_a_catastrophic_regex_finishes_on_a_hostile_reply(run_mir, app: Path, pattern: str):
+    # Each backtracks for hours in Python's re on a 41-character reply (nested bounded
+    # repeats passed the old check and hung the eval): RE2 matches in linear time.
+    write_suite(app, REGEX_SUITE % json.dumps(pattern))
+    name = write_replies(app, [reply("refund", "a" * 40 + "!")])
     started = time.monotonic()
     try:
-        result = run_mir("eval", "--responses", name, cwd=app, timeout=30)
+        result = run_mir("eval", "--responses", name, "-f", "json", cwd=app, timeout=30)
     except subprocess.TimeoutExpired:
-        pytest.fail("a catastrophic regex hung mir eval")
+        pytest.fail(f"the regex {pattern} hung mir eval")
     assert time.monotonic() - started < 30
-    assert result.returncode == 2, result.stdout
-    assert f"{suite}:6:" in result.stderr and "nests unbounded repeats" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    [run] = json.loads(result.stdout)["suites"][0]["runs"]
+    [check] = run["assertions"]
+    assert check["passed"] is False and "does not match" in check["message"]
 
 
-@pytest.mark.parametrize("pattern", [r"^a+b*$", r"(ab)+c", r"(\d{1,3}\.){3}\d{1,3}", r"(?i)refund"])
+@pytest.mark.parametrize(
+    ("pattern", "what"),
+    [
+        (r"(?<=a)b", "invalid perl operator"),
+        (r"(a)\1", "invalid escape sequence"),
+        (r"a++", "bad repetition operator"),
+        (r"(a{1,100}){1,100}", "invalid repetition size"),
+    ],
+)
+def test_a_regex_re2_cannot_run_is_refused_at_its_line(run_mir, app: Path, pattern, what):
+    suite = write_suite(app, REGEX_SUITE % json.dumps(pattern))
+    name = write_replies(app, [reply("refund", "ab")])
+    result = run_mir("eval", "--responses", name, cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [head, line] = result.stderr.strip().splitlines()
+    assert "1 problem in eval suites" in head
+    assert line.startswith(f"error: {suite}:6: cases[0] (a).assert[0]:") and what in line
+    assert "RE2" in line and "Traceback" not in result.stderr
+    assert not (app / ".mir" / "traces").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"^a+b*$", r"(ab)+c", r"(\d{1,3}\.){3}\d{1,3}", r"(?i)refund", r"(?P<word>\w+)"]
+)
 def test_ordinary_regexes_are_still_accepted(run_mir, app: Path, pattern: str):
     write_suite(
         app,

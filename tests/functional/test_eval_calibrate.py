@@ -151,3 +151,16 @@ def test_a_judge_that_always_prefers_the_first_answer_is_shown_up(labelled: Path
     assert result.exit_code == 0, result.output
     assert "pairwise: n 4, Cohen's kappa 0.000, raw agreement 0.000" in result.output
     assert "position consistency 0.000" in result.output
+
+
+def test_judge_responses_that_run_out_are_refused_before_any_verdict(run_mir, labelled: Path):
+    # 3 verdicts for 8 labels: it printed a kappa from 3 verdicts, exited 0 and recorded it
+    (labelled / "short.jsonl").write_text("".join(said(v) + "\n" for v in JUDGE[:3]))
+    result = run_mir(
+        "eval", "calibrate", "labels.jsonl", "--judge-responses", "short.jsonl", cwd=labelled
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "has 3 line(s)" in line and "need 8" in line and "Traceback" not in line
+    assert "kappa" not in result.stdout
+    assert not (labelled / "judge-calibration.json").exists()

@@ -156,3 +156,19 @@ def test_calibration_on_the_example_labels_prints_the_readme_kappa(
         cwd=desk,
     )  # fmt: skip
     assert "kappa -0.360" in ran.stdout
+
+
+def test_a_replayed_run_says_in_one_short_line_why_the_judge_does_not_gate(run_mir, tmp_path):
+    # every replayed run printed two long judge lines (position consistency, then the
+    # whole calibration path and how to calibrate)
+    root = tmp_path / "desk"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir"))
+    args = ("eval", "refunds.triage", "--responses", "responses/eval-triage.jsonl", "-q")
+    short = run_mir(*args, cwd=root, env={"COLUMNS": "120"})
+    assert short.returncode == 0, short.stdout + short.stderr
+    judge = [line for line in short.stdout.splitlines() if "judge" in line]
+    assert judge == [
+        "  judge: position consistency 67%; reported, not gating (not calibrated; -v says why)"
+    ]
+    full = run_mir(*args, "-v", cwd=root, env={"COLUMNS": "120"})
+    assert "judge-calibration.json" in full.stdout and "mir eval calibrate" in full.stdout

@@ -54,7 +54,10 @@ def baselined(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=120,
         check=False,
     )
-    assert made.returncode == 0, made.stdout + made.stderr
+    # 4 cases fail in the baseline run: with no baseline before it, that run fails its
+    # gate (exit 1), and the baseline records them as known failures
+    assert made.returncode == 1, made.stdout + made.stderr
+    assert "4 failing cases recorded as known failures" in made.stderr
     assert (root / BASELINE).is_file()
     return root
 

@@ -97,3 +97,45 @@ def test_filters_hide_and_count_rows(page, tmp_path: Path) -> None:
     assert int(page.text_content("#shown")) == 0
     page.fill("#text-filter", "crashed")
     assert int(page.text_content("#shown")) == 1
+
+
+def _wide_report():
+    from tests.unit.evals.test_reports import make_run, make_suite, result_of
+
+    ids = ["expensive-refund-of-a-damaged-blender-waits-for-a-human", "small-refund", "b"]
+    suite = make_suite(ids, repeat=2)
+    long = "the decision's reason " * 40
+    runs = [
+        make_run(i, r == 0, repeat=r, decision={"action": "reply", "text": long}, confidence=0.5)
+        for i in ids
+        for r in (0, 1)
+    ]
+    # a long token with no space (a URL, a hash, a path) in a failed run's message
+    runs[1] = runs[1].model_copy(update={"error": "ValueError: " + "x" * 400})
+    first = result_of(suite, runs)
+    return first.model_copy(update={"flaky": tuple(ids)})
+
+
+def test_the_report_fits_1280_px_and_case_ids_stay_on_one_line(page, tmp_path: Path) -> None:
+    from mir.evals.domain import EvalReport
+
+    report = EvalReport(suites=(_wide_report(),), exit_code=0)
+    path = tmp_path / "report.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(path.as_uri())
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1280, f"the page is {width} px wide at 1280"
+    lines = page.evaluate(
+        "Array.from(document.querySelectorAll('td.case-id')).map(td => {"
+        " const r = document.createRange(); r.selectNodeContents(td);"
+        " return [td.textContent, r.getClientRects().length]; })"
+    )
+    assert len(lines) == 3 + 6  # the cases table and the runs table
+    for text, count in lines:
+        assert count == 1, f"{text!r} wraps onto {count} lines"
+    # pass^k and pass@k per case, as the README promises
+    cases = page.locator("table.cases tr.case").all_text_contents()
+    assert len(cases) == 3 and all("no" in row and "yes" in row for row in cases)
+    assert page.text_content('[data-count="pass_all"]') == "0/3"
+    assert page.text_content('[data-count="pass_any"]') == "3/3"

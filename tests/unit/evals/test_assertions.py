@@ -133,7 +133,7 @@ def test_failures_say_what_was_found_and_what_was_expected():
     assert (result.expected, result.actual) == ("deny", "refund")
     assert result.message == "action is 'refund', expected 'deny'"
     result = check({"type": "range", "path": "amount", "min": 50})
-    assert result.message == "amount is 40, outside [50, ]"
+    assert result.message == "amount is 40, below the minimum 50"
     assert check({"type": "regex", "path": "reason", "pattern": "(x"}).message.startswith(
         "invalid regex '(x'"
     )
@@ -280,7 +280,9 @@ def test_flags_from_events_and_status():
     cascade = [event("route", 3, reasons=("invalid",), data={"cascade": "invalid", "to": "remote"})]
     result = check({"type": "cascaded", "value": False}, record(), cascade)
     assert result.passed is False
-    assert result.message == "cascade happened, expected not to"
+    assert result.message == (
+        "the flow cascaded to another route (expected: the flow did not cascade)"
+    )
 
 
 # --------------------------------------------------------------------- totality

@@ -34,7 +34,9 @@ def _result(suite=None):
 
 def test_path_beside_the_suite() -> None:
     suite = Path("capabilities/desk/evals/triage.yaml")
-    assert baseline_path(suite, "triage") == Path("capabilities/desk/evals/baselines/triage.json")
+    assert baseline_path(suite) == Path("capabilities/desk/evals/baselines/triage.json")
+    edge = Path("capabilities/desk/evals/triage-edge.yaml")
+    assert baseline_path(edge) == Path("capabilities/desk/evals/baselines/triage-edge.json")
 
 
 def test_round_trip_is_stable_and_complete(tmp_path: Path) -> None:

@@ -100,8 +100,9 @@ def test_every_problem_is_listed_at_once_with_its_line_and_a_fix(tmp_path, triag
         "statuses: executed, rejected, pending_review, fallback, stale, aborted",
         f"{file}:8: cases[0] (small).expect.amout: 'amout' is not in the decision schema; "
         "did you mean 'amount'? (fields: action, confidence, amount, reason)",
-        f"{file}:12: cases[0] (small).assert[0]: invalid regex '(unclosed': missing ), "
-        "unterminated subpattern at position 0; fix the pattern (Python syntax)",
+        f"{file}:12: cases[0] (small).assert[0]: invalid regex '(unclosed' (missing ): "
+        "(unclosed); regex assertions run on RE2 (linear time): no lookarounds, "
+        "backreferences or possessive repeats, repeat counts up to 1000",
         f"{file}:14: cases[0] (small).assert[1]: range on 'reason', which is a string; "
         "range needs a number field",
         f"{file}:16: cases[0] (small).assert[2]: contains on 'amount', which is a number; "

@@ -66,18 +66,23 @@ def test_a_critical_case_failing_in_the_baseline_too_does_not_gate() -> None:
     assert result.gate.reasons[0].startswith("no case changed against the baseline")
 
 
-def test_without_a_baseline_only_thresholds_and_critical_gate() -> None:
+def test_without_a_baseline_a_failure_gates_unless_a_threshold_allows_it() -> None:
     suite = make_suite(["a", "b", "c", "d"], min_pass_rate=0.8)
     result = result_of(suite, runs_of({"a": True, "b": True, "c": True, "d": False}))
     assert not result.gate.passed
     assert result.gate.pass_rate == 0.75
     assert result.gate.reasons == ("pass rate 75.0% is below min_pass_rate 80.0%",)
     assert result.comparison is None
-    relaxed = make_suite(["a", "b", "c", "d"])
-    ok = result_of(relaxed, runs_of({"a": True, "b": True, "c": True, "d": False}))
-    assert ok.gate.passed
-    assert "no baseline" in ok.gate.reasons[0]
-    critical = make_suite(["a", "b"], critical=["b"])
+    tolerant = make_suite(["a", "b", "c", "d"], min_pass_rate=0.7)
+    assert result_of(tolerant, runs_of({"a": True, "b": True, "c": True, "d": False})).gate.passed
+    # no baseline and no threshold: nothing says the failure is known or tolerated
+    bare = make_suite(["a", "b", "c", "d"])
+    failed = result_of(bare, runs_of({"a": True, "b": True, "c": True, "d": False}))
+    assert not failed.gate.passed
+    assert failed.gate.reasons[0].startswith("1 of 4 runs failed, with no baseline")
+    clean = result_of(bare, runs_of(dict.fromkeys("abcd", True)))
+    assert clean.gate.passed and "every run passed" in clean.gate.reasons[0]
+    critical = make_suite(["a", "b"], critical=["b"], min_pass_rate=0.5)
     failing = result_of(critical, runs_of({"a": True, "b": False}))
     assert failing.gate.reasons == ("critical case failing: b",)
 
