@@ -43,7 +43,11 @@ def register(group: typer.Typer) -> None:
         judge_model: str | None = typer.Option(
             None, "--judge-model", help="llama: 'default' or a .gguf; litellm: a model id."
         ),
-        judge_api_base: str | None = typer.Option(None, "--judge-api-base"),
+        judge_api_base: str | None = typer.Option(
+            None,
+            "--judge-api-base",
+            help="litellm: the judge's server, e.g. http://127.0.0.1:8080/v1.",
+        ),
         judge_api_key_env: str | None = typer.Option(
             None, "--judge-api-key-env", help="Name of the variable holding the key."
         ),
