@@ -254,7 +254,7 @@ def plan_agent(
 
 
 def _action_names(actions: Sequence[str]) -> tuple[str, ...]:
-    names = [normalize_name(a, kind="action") for a in actions]
+    names = [normalize_name(a, kind="action", module=False) for a in actions]
     if ESCALATE not in names:
         names.append(ESCALATE)
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -185,8 +185,11 @@ def test_agent_reports_a_domain_module_that_does_not_parse():
 
 
 def test_agent_actions_are_names_too_and_escalate_is_always_there():
-    with pytest.raises(UsageError, match="action name 'class' is a Python keyword"):
-        agent(agent_workspace(), actions=("class",))
+    with pytest.raises(UsageError, match="action name '1x' is not a valid Python identifier"):
+        agent(agent_workspace(), actions=("1x",))
+    # An action is a function-name part and a string, never a module: these are fine.
+    for name in ("class", "json", "domain"):
+        agent(agent_workspace(), actions=(name,))
     with pytest.raises(UsageError, match="given twice"):
         agent(agent_workspace(), actions=("reply", "reply"))
     plan = agent(agent_workspace(), actions=("escalate", "refund"))
