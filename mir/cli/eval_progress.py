@@ -3,6 +3,7 @@ failed, ETA), one plain line per finished case run otherwise (CI logs)."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from mir.cli.output import error_console
@@ -18,12 +19,26 @@ def eval_progress(*, quiet: bool = False) -> Any:
     return BarProgress() if error_console().is_terminal else LineProgress()
 
 
+def eta(started: float, done: int, total: int) -> str:
+    """Time left (``m:ss``, ``h:mm:ss`` past an hour) at the mean pace of the runs so
+    far; ``-:--`` before the first one ends. Rich's own estimate only counts the last 30
+    s of progress, so with 1-3 minute decisions it never showed a number."""
+    if done <= 0:
+        return "-:--"
+    left = round((time.monotonic() - started) / done * max(total - done, 0))
+    hours, rest = divmod(left, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
+
+
 class LineProgress:
     def __init__(self) -> None:
         self.total = self.done = 0
+        self.started = time.monotonic()
 
     def start(self, total: int) -> None:
         self.total = total
+        self.started = time.monotonic()
 
     def advance(self, suite: str, run: CaseRun) -> None:
         self.done += 1
@@ -33,6 +48,7 @@ class LineProgress:
         line = (
             f"[{self.done:>{width}}/{self.total}] {verdict:<5} {suite} {run.case_id}"
             f" #{run.repeat + 1} {outcome} {run.latency_ms:.0f} ms"
+            f", ETA {eta(self.started, self.done, self.total)}"
         )
         error_console().print(line, markup=False, highlight=False)
 
@@ -53,7 +69,7 @@ class BarProgress:
             MofNCompleteColumn,
             Progress,
             TextColumn,
-            TimeRemainingColumn,
+            TimeElapsedColumn,
         )
 
         self.passed = self.failed = 0
@@ -62,23 +78,28 @@ class BarProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA {task.fields[eta]}"),
             console=error_console(),
             transient=True,
         )
         self._task: Any = None
+        self.total = self.done = 0
+        self.started = time.monotonic()
 
     def start(self, total: int) -> None:
+        self.total, self.started = total, time.monotonic()
         self._bar.start()
-        self._task = self._bar.add_task("eval", total=total, passed=0, failed=0)
+        self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-:--")
 
     def advance(self, suite: str, run: CaseRun) -> None:
         if run.passed:
             self.passed += 1
         else:
             self.failed += 1
-        self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed)
+        self.done += 1
+        left = eta(self.started, self.done, self.total)
+        self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed, eta=left)
 
     def stop(self, reason: str) -> None:
         self._bar.console.print(
