@@ -86,3 +86,21 @@ def test_reply_carries_a_body_to_its_executor(run_mir, shop):
     fields, receipt = json.loads(out.stdout)
     assert fields == ["reason", "action", "confidence", "body"]
     assert receipt["body"] == "Hi" and receipt["idempotency_key"] == "k"
+
+
+def test_the_yaml_files_name_a_schema_the_project_has(run_mir, shop):
+    assert run_mir("new", "agent", "support_desk", "triage", cwd=shop).returncode == 0
+    for path, name in (
+        ("agents/triage.yaml", "agent-contract.schema.json"),
+        ("evals/triage.yaml", "eval-suite.schema.json"),
+    ):
+        target = agent_files(shop) / path
+        first = target.read_text().splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema="), first
+        schema = (target.parent / first.split("$schema=", 1)[1]).resolve()
+        assert schema == (shop / "schemas" / name).resolve()
+        assert schema.read_text() == run_mir("schema", name, cwd=shop).stdout
+    # a second agent keeps them (and a project's own edits of them)
+    (shop / "schemas" / "eval-suite.schema.json").write_text("{}\n")
+    assert run_mir("new", "agent", "support_desk", "followup", cwd=shop).returncode == 0
+    assert (shop / "schemas" / "eval-suite.schema.json").read_text() == "{}\n"

@@ -141,6 +141,9 @@ def test_agent_plan_creates_files_and_appends_to_domain_and_adapters():
         "capabilities/desk/tests/test_triage_agent.py": ChangeKind.CREATE,
         "capabilities/desk/domain.py": ChangeKind.APPEND,
         "capabilities/desk/adapters.py": ChangeKind.APPEND,
+        # the editor schemas the YAML files' modelines point at
+        "schemas/agent-contract.schema.json": ChangeKind.CREATE,
+        "schemas/eval-suite.schema.json": ChangeKind.CREATE,
     }
     domain = next(c for c in plan.changes if c.path.name == "domain.py")
     assert domain.before == STARTER_DOMAIN
