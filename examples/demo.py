@@ -26,11 +26,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
+from typing import IO
 
 MIR = Path(sys.executable).parent / "mir"
 EXAMPLE = Path(__file__).resolve().parent / "support_desk"
 TICKETS = ["damaged_mug", "changed_mind", "blender_broken", "laptop_not_delivered"]
+HEARTBEAT_S = 15.0
 
 
 def banner(title: str) -> None:
@@ -38,16 +42,49 @@ def banner(title: str) -> None:
 
 
 def mir(*args: str, cwd: Path, show: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI; echo the command and, unless ``show`` is False, its output."""
+    """Run the real CLI; echo the command and, unless ``show`` is False, its output.
+
+    Output is streamed as it comes, and a command still running says so with its
+    elapsed time every ``HEARTBEAT_S`` seconds: one decision on the embedded model takes
+    1-3 minutes on a busy 2-core machine, which used to pass in silence.
+    """
     print(f"\n$ mir {' '.join(args)}", flush=True)
-    result = subprocess.run([str(MIR), *args], cwd=cwd, capture_output=True, text=True, check=False)
-    if show:
-        print(result.stdout, end="")
-    if result.stderr:
-        print(result.stderr, end="", file=sys.stderr)
-    if result.returncode not in (0, 1):
-        sys.exit(f"demo: `mir {' '.join(args)}` failed with exit code {result.returncode}")
-    return result
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [str(MIR), *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    out: list[str] = []
+    err: list[str] = []
+    readers = [
+        threading.Thread(target=_pump, args=(process.stdout, out, sys.stdout if show else None)),
+        threading.Thread(target=_pump, args=(process.stderr, err, sys.stderr)),
+    ]
+    for reader in readers:
+        reader.start()
+    while True:
+        try:
+            process.wait(timeout=HEARTBEAT_S)
+            break
+        except subprocess.TimeoutExpired:
+            print(f"  ... still running ({time.monotonic() - started:.0f} s)", flush=True)
+    for reader in readers:
+        reader.join()
+    elapsed = time.monotonic() - started
+    if elapsed >= HEARTBEAT_S:
+        print(f"  (took {elapsed:.0f} s)", flush=True)
+    if process.returncode not in (0, 1):
+        sys.exit(f"demo: `mir {' '.join(args)}` failed with exit code {process.returncode}")
+    return subprocess.CompletedProcess(process.args, process.returncode, "".join(out), "".join(err))
+
+
+def _pump(stream: IO[str] | None, into: list[str], echo: IO[str] | None) -> None:
+    """Copy a child's stream line by line into ``into`` (and ``echo``) as it comes."""
+    assert stream is not None
+    for line in stream:
+        into.append(line)
+        if echo is not None:
+            echo.write(line)
+            echo.flush()
 
 
 def scaffold(workdir: Path) -> None:
@@ -63,7 +100,10 @@ def scaffold(workdir: Path) -> None:
 def decide(project: Path) -> list[dict]:
     banner("3. Decide: the model proposes, the integrity check disposes")
     records = []
-    for ticket in TICKETS:
+    started = time.monotonic()
+    for number, ticket in enumerate(TICKETS, 1):
+        elapsed = time.monotonic() - started
+        print(f"\n[decision {number}/{len(TICKETS)}: {ticket}, {elapsed:.0f} s so far]", flush=True)
         mir("run", "agent", "refunds.triage", "--input", f"@inputs/{ticket}.json", cwd=project)
         listing = mir("traces", "list", "--limit", "1", "--json", cwd=project, show=False)
         records.extend(json.loads(listing.stdout))

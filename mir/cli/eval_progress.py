@@ -39,13 +39,15 @@ def outcome_words(status: str | None, action: str | None) -> str:
 
 
 def eta(started: float, done: int, total: int) -> str:
-    """Time left at the mean pace so far ('' before the first run finishes)."""
-    if done <= 0 or done >= total:
-        return ""
-    left = (time.monotonic() - started) / done * (total - done)
-    minutes, seconds = divmod(int(left + 0.5), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    """Time left (``m:ss``, ``h:mm:ss`` past an hour) at the mean pace of the runs so
+    far; ``-:--`` before the first one ends. Rich's own estimate only counts the last 30
+    s of progress, so with 1-3 minute decisions it never showed a number."""
+    if done <= 0:
+        return "-:--"
+    left = round((time.monotonic() - started) / done * max(total - done, 0))
+    hours, rest = divmod(left, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
 
 
 class LineProgress:
@@ -62,11 +64,10 @@ class LineProgress:
         verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")
         outcome = outcome_words(run.status, run.action)
         width = len(str(self.total))
-        left = eta(self.started, self.done, self.total)
         line = (
             f"[{self.done:>{width}}/{self.total}] {verdict:<5} {suite} {run.case_id}"
             f" #{run.repeat + 1} {outcome} {run.latency_ms:.0f} ms"
-            + (f", ETA {left}" if left else "")
+            f", ETA {eta(self.started, self.done, self.total)}"
         )
         error_console().print(line, markup=False, highlight=False)
 
@@ -87,6 +88,7 @@ class BarProgress:
             MofNCompleteColumn,
             Progress,
             TextColumn,
+            TimeElapsedColumn,
         )
 
         self.passed = self.failed = 0
@@ -95,6 +97,7 @@ class BarProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
             TextColumn("ETA {task.fields[eta]}"),
             console=error_console(),
             transient=True,
@@ -106,7 +109,7 @@ class BarProgress:
     def start(self, total: int) -> None:
         self.total, self.started = total, time.monotonic()
         self._bar.start()
-        self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-")
+        self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-:--")
 
     def advance(self, suite: str, run: CaseRun) -> None:
         if run.passed:
@@ -114,7 +117,7 @@ class BarProgress:
         else:
             self.failed += 1
         self.done += 1
-        left = eta(self.started, self.done, self.total) or "-"
+        left = eta(self.started, self.done, self.total)
         self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed, eta=left)
 
     def stop(self, reason: str) -> None:

@@ -2,7 +2,9 @@
 (``evals/*.yaml``) as test items, so a team that only runs pytest gets the gate too.
 
 Each suite gives one item per case and a last ``gate`` item. The suite runs once, when
-its first item runs (through ``mir.run_eval``, the same path as ``mir eval``):
+its first item runs (through ``mir.run_eval``, the same path as ``mir eval``), and says
+so as it goes: a line per finished case run with the time left (``mir eval``'s plain
+progress), written past pytest's output capture so a 15-minute suite is not silent:
 
 * a case item passes when every run of the case passed; a failing case fails only when
   the suite's gate failed, and is an expected failure (``x``) when the gate holds (a
@@ -73,6 +75,7 @@ class SuiteFile(pytest.File):
                     [self.path],
                     responses=config.getoption("mir_evals_responses"),
                     provider=config.getoption("mir_evals_provider"),
+                    progress=LiveProgress(config),
                 )
             except MirUserError as exc:  # what `mir eval` says in one line, exit 2
                 cached = CaseFailed(f"mir eval: {exc}")
@@ -136,6 +139,50 @@ class GateItem(_SuiteItem):
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style))
+
+
+class LiveProgress:
+    """``mir eval``'s plain progress lines, on pytest's terminal while items run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        import time
+
+        self._config = config
+        self._clock = time.monotonic
+        self.total = self.done = 0
+        self.started = self._clock()
+
+    def _write(self, line: str) -> None:
+        reporter = self._config.pluginmanager.get_plugin("terminalreporter")
+        capture = self._config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(line)
+        else:
+            reporter.write_line(line)
+
+    def start(self, total: int) -> None:
+        self.total, self.started = total, self._clock()
+        self._write(f"\nmir eval: {total} case run(s)")
+
+    def advance(self, suite: str, run: Any) -> None:
+        from mir.cli.eval_progress import eta
+
+        self.done += 1
+        verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")
+        self._write(
+            f"mir eval [{self.done}/{self.total}] {verdict} {suite} {run.case_id}"
+            f" #{run.repeat + 1} {run.latency_ms:.0f} ms,"
+            f" ETA {eta(self.started, self.done, self.total)}"
+        )
+
+    def stop(self, reason: str) -> None:
+        self._write(f"mir eval: {reason}: finishing the runs in flight")
+
+    def finish(self) -> None:
+        pass
 
 
 class CaseFailed(AssertionError):

@@ -57,17 +57,33 @@ def register(app: typer.Typer) -> None:
             min=1,
             help="The model must answer within this many ms, or the rules decide (shed).",
         ),
+        show_prompt: bool = typer.Option(
+            False,
+            "--show-prompt",
+            help="Print the prompt the model would see for this input, and stop: no model "
+            "call, nothing traced or executed.",
+        ),
         as_json: bool = JSON_OUT,
         project: str | None = PROJECT,
     ) -> None:
         """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
         from mir.errors import UsageError
-        from mir.runtime import run_agent
+        from mir.runtime import preview_prompt, run_agent
 
         if not role.strip():
             raise UsageError(
                 "--role: empty role", hint="name the caller's role, e.g. --role support"
             )
+        if show_prompt:
+            prompt = preview_prompt(ref, input=input, context=context, project=project)
+            if as_json:
+                messages = [m.model_dump() for m in prompt.messages]
+                payload = {"prompt_version": prompt.version, "messages": messages}
+                console().print_json(json.dumps(payload))
+            else:
+                for message in prompt.messages:
+                    console().out(message.content, highlight=False)
+            return
 
         with step_spinner(enabled=not as_json) as progress:
             record = run_agent(

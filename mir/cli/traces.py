@@ -263,10 +263,16 @@ def render_flow(events: list[TraceEvent]) -> None:
         )
     print_listing(table)
     for event in events:
-        if event.data:
+        data = dict(event.data or {})
+        prompt = data.pop("prompt", None) if event.step == "infer" else None
+        if data:
             console().print(Text(f"\n{event.seq} {event.step}", style="bold"))
             # rich's JSON renderable builds Text itself: string values stay literal
-            console().print_json(json.dumps(event.data, default=str))
+            console().print_json(json.dumps(data, default=str))
+        if isinstance(prompt, dict):
+            # The rendered prompt as the model read it (redacted when it was stored).
+            console().print(Text(f"prompt (template {prompt.get('template')}):", style="bold"))
+            console().print(Text(str(prompt.get("text", ""))))
 
 
 def render_integrity(report: IntegrityReport, folder: Path) -> None:

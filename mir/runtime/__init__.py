@@ -8,6 +8,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.preview import preview_prompt
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -16,6 +17,10 @@ _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "ru
 
 
 def __getattr__(name: str) -> Any:
+    if name == "preview_prompt":
+        from mir.runtime import preview
+
+        return preview.preview_prompt
     if name in _API:
         from mir.runtime import api
 
@@ -32,6 +37,7 @@ __all__ = [
     "approve",
     "list_agents",
     "load_agent",
+    "preview_prompt",
     "reject",
     "resume_agent",
     "review_flow",

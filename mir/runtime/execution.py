@@ -138,8 +138,25 @@ class Tail:
             model=self.state.model,
             latency_ms=round((perf_counter() - self.state.started) * 1000, 3),
             tokens=self.state.tokens,
-            problems=self._input_problems() if ReasonCode.INPUT_INVALID in reasons else [],
+            problems=(
+                self._input_problems()
+                if ReasonCode.INPUT_INVALID in reasons
+                else self._call_problems({str(r) for r in reasons})
+            ),
         )
+
+    def _call_problems(self, reasons: set[str]) -> list[str]:
+        """Why model calls gave no answer ("provider_error: llama: ..."), one line each,
+        the last of each kind the record names, redacted as the traces redact it: the CLI
+        shows the cause next to the bare reason code."""
+        redact = getattr(self.deps.traces, "redact", None)
+        found: dict[str, str] = {}
+        for event in self.rec.events:
+            error = event.data.get("error") if event.step == "infer" else None
+            if isinstance(error, str) and event.reasons and event.reasons[0] in reasons:
+                line = " ".join(error.split())[:300]
+                found[event.reasons[0]] = str(redact(line)) if redact is not None else line
+        return [f"{code}: {line}" for code, line in found.items()]
 
     def _input_problems(self) -> list[str]:
         return [

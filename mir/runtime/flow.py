@@ -317,6 +317,7 @@ class DecisionFlow:
                 latency_ms=response.latency_ms,
                 data={
                     **meta,
+                    "prompt": prompt.traced(),
                     "raw": safe_text(response.text),
                     "raw_chars": len(response.text),
                     "finish_reason": response.finish_reason,
@@ -375,7 +376,7 @@ class DecisionFlow:
             model=route.model,
             prompt_hash=prompt.hash,
             prompt_version=prompt.version,
-            data={**meta, "error": str(error)},
+            data={**meta, "error": str(error), "prompt": prompt.traced()},
         )
         return Proposal(decision=None, reasons=[*reasons, code], provider_failed=True)
 

@@ -40,6 +40,24 @@ class RenderedPrompt:
     version: str  # contract version + template hash: which prompt text produced this
 
     @property
+    def template_hash(self) -> str:
+        """The template file's hash (the part of ``version`` after the ``+``)."""
+        return self.version.rpartition("+")[2]
+
+    @property
+    def text(self) -> str:
+        """The messages' text as the model saw it (one message per paragraph)."""
+        return "\n\n".join(m.content for m in self.messages)
+
+    def traced(self, limit: int = 16_384) -> dict[str, Any]:
+        """What the infer event keeps of the prompt: the template's hash and the rendered
+        text, bounded (the trace store redacts secrets from it before writing)."""
+        # lone surrogates (invalid UTF-8 in an input) escaped, so every store can write it
+        text = self.text.encode("utf-8", "backslashreplace").decode("utf-8")
+        cut = {"text_chars": len(text)} if len(text) > limit else {}
+        return {"template": self.template_hash, "text": text[:limit], **cut}
+
+    @property
     def hash(self) -> str:
         """Hash of the exact messages sent: equal hashes mean the model saw the same prompt."""
         return sha256_hex([m.model_dump() for m in self.messages])

@@ -9,10 +9,12 @@ written). Each has one real adapter in ``adapters`` and a fake in the unit tests
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from mir.contracts import json_schemas
 from mir.errors import ConfigError, UsageError
 from mir.scaffold.domain import (
     ChangeKind,
@@ -27,6 +29,10 @@ GITIGNORE_ENTRY = ".mir/"
 # Always offered to an agent: the deterministic fallback hands the case to a human.
 ESCALATE = "escalate"
 DEFAULT_ACTIONS = ("resolve", ESCALATE)
+# Where `mir new agent` puts the editor schemas of the files it writes (at the root).
+SCHEMAS_DIR = "schemas"
+CONTRACT_SCHEMA = "agent-contract.schema.json"
+SUITE_SCHEMA = "eval-suite.schema.json"
 
 # Names the appended decision schema / executors use; the starter files import them.
 DOMAIN_NEEDS = {"BaseModel": "pydantic", "Field": "pydantic", "Literal": "typing"}
@@ -220,6 +226,8 @@ def plan_agent(
         "executor_names": import_order(executors.values()),
         "escalate": ESCALATE,
         "package": ".".join(base.parts),
+        # agents/ and evals/ files -> the project root, for the editor schema modeline
+        "root_from_agent": "../" * (len(base.parts) + 1),
     }
     _require_free(domain, str(domain_path), [decision_class], DOMAIN_NEEDS)
     _require_free(adapters, str(adapters_path), list(executors.values()), ADAPTERS_NEEDS)
@@ -248,13 +256,30 @@ def plan_agent(
             ", ".join(executors.values()),
         ),
     ]
+    changes.extend(_editor_schemas(root, workspace))
     plan = Plan(title=f"agent {agent} in {capability}", root=root, changes=tuple(changes))
     _check_all(plan, check)
     return plan
 
 
+def _editor_schemas(root: Path, workspace: Workspace) -> list[FileChange]:
+    """The JSON schemas the contract's and suite's ``yaml-language-server`` modelines
+    point at, in ``schemas/`` (as ``mir schema --write schemas`` writes them); kept
+    as they are when present."""
+    bodies = json_schemas()
+    changes = []
+    for name in (CONTRACT_SCHEMA, SUITE_SCHEMA):
+        path = f"{SCHEMAS_DIR}/{name}"
+        if workspace.read_text(root / path) is None:
+            text = json.dumps(bodies[name], indent=2, sort_keys=True) + "\n"
+            changes.append(_new(path, text))
+        else:
+            changes.append(_keep(path, "exists (`mir schema --write schemas` refreshes it)"))
+    return changes
+
+
 def _action_names(actions: Sequence[str]) -> tuple[str, ...]:
-    names = [normalize_name(a, kind="action") for a in actions]
+    names = [normalize_name(a, kind="action", module=False) for a in actions]
     if ESCALATE not in names:
         names.append(ESCALATE)
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -24,12 +24,14 @@ from mir.errors import UsageError
 LAYER_NAMES = frozenset({"domain", "application", "adapters"})
 
 
-def normalize_name(raw: str, *, kind: str) -> str:
+def normalize_name(raw: str, *, kind: str, module: bool = True) -> str:
     """A capability or agent name as a Python identifier; ``support-desk`` -> ``support_desk``.
 
     Refuses anything that cannot safely be a package/module name, with the reason:
     the name becomes a folder and an import path, so it must never escape the
-    capabilities folder or shadow a module Python already knows.
+    capabilities folder or shadow a module Python already knows. ``module=False`` (an
+    action: it only becomes part of a function name and a string value) skips the rules
+    that exist because the name becomes a module.
     """
     name = raw.strip()
     if not name:
@@ -52,6 +54,8 @@ def normalize_name(raw: str, *, kind: str) -> str:
             f"{kind} name {raw!r} starts with an underscore",
             hint="it becomes a public package/module name; start with a letter",
         )
+    if not module:
+        return name
     if keyword.iskeyword(name):
         raise UsageError(
             f"{kind} name {name!r} is a Python keyword", hint="it could never be imported"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -132,6 +133,9 @@ def test_a_passing_suite_exits_0_and_executes_nothing(run_mir, suite_app: Path):
     assert not (suite_app / ".mir" / "executions.db").exists()  # no ledger was created
     # plain progress lines on stderr (not a terminal), one per finished run
     assert result.stderr.count("pass ") == 3
+    # each with the time left at the pace so far, from the first finished run on
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 3 and all(re.search(r", ETA \d+:\d\d$", line) for line in lines), lines
 
 
 def test_eval_flows_are_kept_apart_in_traces_list(run_mir, suite_app: Path):

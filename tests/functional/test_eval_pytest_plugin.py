@@ -8,6 +8,7 @@ entry point is there yet."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,10 @@ def test_each_case_is_an_item_and_the_gate_is_the_last(suite_app: Path):
         "unsure-goes-to-review",
         "gate",
     ]
+    # The suite runs inside its first item: it says so while it runs, a line per case run.
+    progress = [line for line in result.stdout.splitlines() if line.startswith("mir eval [")]
+    assert len(progress) == 3, result.stdout
+    assert all(re.search(r"ETA \d+:\d\d$", line) for line in progress), progress
 
 
 def test_a_failing_gate_fails_pytest_with_the_assertion_messages(suite_app: Path):

@@ -141,6 +141,9 @@ def test_agent_plan_creates_files_and_appends_to_domain_and_adapters():
         "capabilities/desk/tests/test_triage_agent.py": ChangeKind.CREATE,
         "capabilities/desk/domain.py": ChangeKind.APPEND,
         "capabilities/desk/adapters.py": ChangeKind.APPEND,
+        # the editor schemas the YAML files' modelines point at
+        "schemas/agent-contract.schema.json": ChangeKind.CREATE,
+        "schemas/eval-suite.schema.json": ChangeKind.CREATE,
     }
     domain = next(c for c in plan.changes if c.path.name == "domain.py")
     assert domain.before == STARTER_DOMAIN
@@ -185,8 +188,11 @@ def test_agent_reports_a_domain_module_that_does_not_parse():
 
 
 def test_agent_actions_are_names_too_and_escalate_is_always_there():
-    with pytest.raises(UsageError, match="action name 'class' is a Python keyword"):
-        agent(agent_workspace(), actions=("class",))
+    with pytest.raises(UsageError, match="action name '1x' is not a valid Python identifier"):
+        agent(agent_workspace(), actions=("1x",))
+    # An action is a function-name part and a string, never a module: these are fine.
+    for name in ("class", "json", "domain"):
+        agent(agent_workspace(), actions=(name,))
     with pytest.raises(UsageError, match="given twice"):
         agent(agent_workspace(), actions=("reply", "reply"))
     plan = agent(agent_workspace(), actions=("escalate", "refund"))
