@@ -11,7 +11,14 @@ import typer
 from typer.core import TyperGroup
 
 from mir.cli.drift_render import render, render_history
-from mir.cli.output import console, error_console, literal
+from mir.cli.output import (
+    chosen_format,
+    console,
+    error_console,
+    format_option,
+    json_option,
+    literal,
+)
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
@@ -19,7 +26,8 @@ if TYPE_CHECKING:
 PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
-FORMAT = typer.Option("table", "--format", help="table or json.")
+FORMAT = format_option()
+JSON = json_option()
 AGENTS = typer.Argument(None, help="Agents (capability.agent, or the name alone); default: all.")
 WINDOW = typer.Option(None, "--window", help="Current window: the last 24h (default), 90m, 2d ...")
 REFERENCE = typer.Option(
@@ -71,13 +79,6 @@ def _options(
     )
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in ("table", "json"):
-        from mir.errors import UsageError
-
-        raise UsageError(f"unknown --format {fmt!r}", hint="table or json")
-
-
 def _tick(report: DriftReport, fmt: str, project: Path | None) -> None:
     """One `mir drift watch` tick: the drift report, then the canaries' rollback check (a
     problem with the canaries is a line on stderr, never the end of the watch). Each
@@ -117,7 +118,8 @@ def register(app: typer.Typer) -> None:
         reference: str | None = REFERENCE,
         last: int | None = LAST,
         reference_last: int | None = REFERENCE_LAST,
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         show_all: bool = ALL,
         html: Path | None = HTML,
         rubrics: bool = RUBRICS,
@@ -126,7 +128,7 @@ def register(app: typer.Typer) -> None:
         """Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."""
         from mir.drift import measure
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         report = measure(
             project, agents or [], _options(window, reference, last, reference_last, rubrics)
         )
@@ -141,7 +143,8 @@ def register(app: typer.Typer) -> None:
         reference: str | None = REFERENCE,
         last: int | None = LAST,
         reference_last: int | None = REFERENCE_LAST,
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         show_all: bool = ALL,
         html: Path | None = HTML,
         rubrics: bool = RUBRICS,
@@ -151,7 +154,7 @@ def register(app: typer.Typer) -> None:
         level, alert ([tool.mir.alerts]); exit 1 when one was past it."""
         from mir.drift import check
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         report = check(
             project, agents or [], _options(window, reference, last, reference_last, rubrics)
         )
@@ -170,7 +173,8 @@ def register(app: typer.Typer) -> None:
         reference: str | None = REFERENCE,
         last: int | None = LAST,
         reference_last: int | None = REFERENCE_LAST,
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
@@ -178,7 +182,7 @@ def register(app: typer.Typer) -> None:
         wait for it)."""
         from mir.drift import parse_duration, watch
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         period = parse_duration(every, "--every").total_seconds()
         options = _options(window, reference, last, reference_last, rubrics)
         return watch(
@@ -217,13 +221,14 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Argument(help="The agent."),
         metric: str | None = typer.Argument(None, help="One metric (default: all recorded)."),
         limit: int = typer.Option(500, "--limit", min=1, help="The last N recorded values."),
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         project: Path | None = PROJECT,
     ) -> None:
         """A metric over time, from every recorded `mir drift` / `check` run."""
         from mir.drift import history
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         points = history(agent, metric, project, limit)
         if fmt == "json":
             typer.echo(json.dumps([p.model_dump(mode="json") for p in points], indent=2))

@@ -15,7 +15,15 @@ import typer
 from typer.core import TyperGroup
 
 from mir.cli.eval_progress import outcome_words
-from mir.cli.output import console, error_console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    error_console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 
 if TYPE_CHECKING:
     from mir.evals import EvalReport, SuiteResult
@@ -73,7 +81,8 @@ def register(app: typer.Typer) -> None:
             "--update-baseline",
             help="Write evals/baselines/<suite>.json (one per suite) from this run.",
         ),
-        fmt: str = typer.Option("table", "--format", "-f", help="table, json or junit."),
+        fmt: str | None = format_option(FORMATS, short=True),
+        as_json: bool = json_option(),
         html: Path | None = typer.Option(
             None, "--html", dir_okay=False, help="Also write a self-contained HTML report."
         ),
@@ -91,11 +100,12 @@ def register(app: typer.Typer) -> None:
         from mir.errors import UsageError
         from mir.evals import ReplayLinesLeftOver, run_eval
 
-        if fmt not in FORMATS:
+        if fmt is not None and fmt not in FORMATS:
             raise UsageError(
                 f"--format: unknown format {fmt!r}",
                 hint="table, json or junit; an HTML report is --html FILE, beside any format",
             )
+        fmt = chosen_format(fmt, as_json, FORMATS)
         if html is not None:
             from mir.cli.paths import output_file
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli.output import console, literal, step_spinner
+from mir.cli.output import chosen_format, console, format_option, json_option, literal, step_spinner
 
 if TYPE_CHECKING:
     from mir.evals import Calibration
@@ -57,7 +57,8 @@ def register(group: typer.Typer) -> None:
         no_record: bool = typer.Option(
             False, "--no-record", help="Do not append to judge-calibration.json."
         ),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+        as_json: bool = json_option(),
+        fmt: str | None = format_option(),
         project: str | None = typer.Option(
             None, "--project", help="Project folder (default: found from the labels file)."
         ),
@@ -66,6 +67,7 @@ def register(group: typer.Typer) -> None:
         from mir.errors import UsageError
         from mir.evals import calibrate_judge
 
+        as_json = chosen_format(fmt, as_json) == "json"
         if judge_provider is not None and judge_provider not in _PROVIDERS:
             raise UsageError(
                 f"--judge-provider {judge_provider!r} is not a judge provider",

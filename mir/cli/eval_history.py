@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 from mir.errors import UsageError
 
 if TYPE_CHECKING:
@@ -24,7 +31,8 @@ def register(group: typer.Typer) -> None:
     def history_command(
         agent: str = typer.Argument(..., help="The agent: 'triage' or 'capability.agent'."),
         limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show the last N runs."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        as_json: bool = json_option(),
+        fmt: str | None = format_option(),
         project: Path | None = typer.Option(
             None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
         ),
@@ -33,6 +41,7 @@ def register(group: typer.Typer) -> None:
         from mir.evals import EvalHistory
         from mir.project import find_project
 
+        as_json = chosen_format(fmt, as_json) == "json"
         found = find_project(project)
         rows = EvalHistory.for_project(found).rows(agent, limit=limit)
         if not rows and not _is_agent(found.capabilities_dir, agent):

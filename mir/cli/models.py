@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli import models_canary
-from mir.cli.output import console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 
 if TYPE_CHECKING:
     from mir.project import Project
@@ -19,7 +26,8 @@ if TYPE_CHECKING:
 PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
-FORMAT = typer.Option("table", "--format", help="table or json.")
+FORMAT = format_option()
+JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
 _CHUNK = 1 << 20
@@ -62,14 +70,6 @@ def _by(by: str | None) -> str:
         return "unknown"
 
 
-def _format(fmt: str) -> str:
-    from mir.errors import UsageError
-
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format: unknown format {fmt!r}", hint="table or json")
-    return fmt
-
-
 def _check_context(context: int | None, path: Path, artifact: str) -> None:
     """``--context`` at most what the GGUF was trained on (read from its header)."""
     from mir.errors import UsageError
@@ -108,7 +108,9 @@ def register(app: typer.Typer) -> None:
     )
 
     @group.command("list")
-    def list_command(fmt: str = FORMAT, project: Path | None = PROJECT) -> None:
+    def list_command(
+        fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
+    ) -> None:
         """Every version of every model, with its stage."""
         from rich.table import Table
 
@@ -117,7 +119,7 @@ def register(app: typer.Typer) -> None:
         proj = _project(project)
         registry = read_registry(proj.root)
         entries = list(registry.entries) if registry else []
-        if _format(fmt) == "json":
+        if chosen_format(fmt, as_json) == "json":
             rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
             console().file.write(json.dumps(rows, indent=2) + "\n")
             return
@@ -323,7 +325,8 @@ def register(app: typer.Typer) -> None:
     @group.command("history")
     def history_command(
         name: str = typer.Argument(..., help="Registry name."),
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
@@ -339,7 +342,7 @@ def register(app: typer.Typer) -> None:
             # A typo said "no history" and exit 0, like a real model never edited.
             known = ", ".join(registry.names) if registry else "none"
             raise UsageError(f"unknown model {name!r} (registry names: {known})")
-        if _format(fmt) == "json":
+        if chosen_format(fmt, as_json) == "json":
             data = [r.model_dump(mode="json") for r in rows]
             console().file.write(json.dumps(data, indent=2) + "\n")
             return

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli.output import console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 
 if TYPE_CHECKING:
     from mir.releases import CanaryCheck, ModelComparison
@@ -20,7 +27,8 @@ if TYPE_CHECKING:
 PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
-FORMAT = typer.Option("table", "--format", help="table or json.")
+FORMAT = format_option()
+JSON = json_option()
 SINCE = typer.Option(None, "--since", help="Only decisions of the last 24h, 90m, 7d ...")
 
 
@@ -32,25 +40,19 @@ def _since(text: str | None) -> Any:
     return parse_since(text)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in ("table", "json"):
-        from mir.errors import UsageError
-
-        raise UsageError(f"unknown --format {fmt!r}", hint="table or json")
-
-
 def add_commands(group: typer.Typer) -> None:
     @group.command("compare")
     def compare_command(
         name: str = typer.Argument(..., help="Registry model name."),
         since: str | None = SINCE,
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         project: Path | None = PROJECT,
     ) -> int:
         """Production vs shadow (paired by flow) and production vs canary, from the traces."""
         from mir.releases import compare_model
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         comparison = compare_model(project, name, _since(since))
         if fmt == "json":
             console().print_json(comparison.model_dump_json())
@@ -63,13 +65,14 @@ def add_commands(group: typer.Typer) -> None:
         names: list[str] | None = typer.Argument(
             None, metavar="NAME", help="Models (default: every canary)."
         ),
-        fmt: str = FORMAT,
+        fmt: str | None = FORMAT,
+        as_json: bool = JSON,
         project: Path | None = PROJECT,
     ) -> int:
         """Roll back every canary worse than production (exit 1 when one was)."""
         from mir.releases import check_canaries
 
-        _check_format(fmt)
+        fmt = chosen_format(fmt, as_json)
         result = check_canaries(project, names or None)
         if fmt == "json":
             console().print_json(result.model_dump_json())

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, step_spinner
+from mir.cli.output import chosen_format, console, format_option, json_option, step_spinner
 
 if TYPE_CHECKING:
     from mir.runtime import DecisionRecord
 
-JSON_OUT = typer.Option(False, "--json", help="Print the decision record as JSON.")
+# The decision record as text (default) or JSON; --json is the same as --format json.
+FORMATS = ("text", "json")
+JSON_OUT = json_option("Print the decision record as JSON (the same as --format json).")
+FORMAT = format_option(FORMATS)
 PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
 
 _STYLE = {
@@ -64,12 +67,14 @@ def register(app: typer.Typer) -> None:
             "call, nothing traced or executed.",
         ),
         as_json: bool = JSON_OUT,
+        fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
         """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
         from mir.errors import UsageError
         from mir.runtime import preview_prompt, run_agent
 
+        as_json = chosen_format(fmt, as_json, FORMATS) == "json"
         if not role.strip():
             raise UsageError(
                 "--role: empty role", hint="name the caller's role, e.g. --role support"
@@ -110,11 +115,13 @@ def register(app: typer.Typer) -> None:
         ),
         by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
         as_json: bool = JSON_OUT,
+        fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
         """Approve a flow pending review: re-check the world, then execute it (at most once)."""
         from mir.runtime import review_flow
 
+        as_json = chosen_format(fmt, as_json, FORMATS) == "json"
         render_record(
             review_flow(flow_id, "approve", by=by, context=context, project=project), as_json
         )
@@ -125,11 +132,13 @@ def register(app: typer.Typer) -> None:
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded in the trace)."),
         by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
         as_json: bool = JSON_OUT,
+        fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
         """Reject a flow pending review: nothing executes."""
         from mir.runtime import review_flow
 
+        as_json = chosen_format(fmt, as_json, FORMATS) == "json"
         render_record(
             review_flow(flow_id, "reject", by=by, reason=reason, project=project), as_json
         )

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli.output import console, error_console, literal, print_listing
+from mir.cli.output import (
+    chosen_format,
+    console,
+    error_console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+)
 
 if TYPE_CHECKING:
     from mir.traces import FlowSummary, IntegrityReport, TraceEvent, TraceStore
@@ -19,7 +27,9 @@ if TYPE_CHECKING:
 PROJECT = typer.Option(
     None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
 )
-AS_JSON = typer.Option(False, "--json", help="Print JSON instead of a table.")
+AS_JSON = json_option()
+FORMAT = format_option()
+EXPORT_FORMATS = ("json", "parquet", "otlp")
 # Eval and shadow flows are kept apart by default: they never execute, and a suite of
 # 40 cases would bury the real decisions an operator lists traces to find. Replays run in
 # production mode (they may execute, or wait for review), so they are listed with them.
@@ -72,11 +82,13 @@ def register(app: typer.Typer) -> None:
             "executed) or all. Default: production and replay.",
         ),
         as_json: bool = AS_JSON,
+        fmt: str | None = FORMAT,
         project: Path | None = PROJECT,
     ) -> None:
         """Decision flows, most recently active first."""
         from mir.traces import parse_since, resolve_agent
 
+        as_json = chosen_format(fmt, as_json) == "json"
         sources = _sources(source)
         window = parse_since(since) if since else None
         with open_store(project) as store:
@@ -97,11 +109,13 @@ def register(app: typer.Typer) -> None:
     def show_command(
         flow_id: str = typer.Argument(help="A flow id, or a unique prefix of one."),
         as_json: bool = AS_JSON,
+        fmt: str | None = FORMAT,
         project: Path | None = PROJECT,
     ) -> None:
         """Every step of one flow: status, reasons, model, prompt hash, tokens, cost, latency."""
         from mir.traces import find_flow
 
+        as_json = chosen_format(fmt, as_json) == "json"
         with open_store(project) as store:
             events = find_flow(store, flow_id)
         if as_json:
@@ -121,9 +135,15 @@ def register(app: typer.Typer) -> None:
 
     @traces.command("export")
     def export_command(
-        fmt: str = typer.Option(
-            "json", "--format", "-f", help="json (JSON lines), parquet, or otlp (OTLP/JSON)."
+        fmt: str | None = typer.Option(
+            None,
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            help="json (JSON lines, the default; --json is the same), parquet, or otlp "
+            "(OTLP/JSON).",
         ),
+        as_json: bool = json_option("Export JSON lines (the same as --format json)."),
         output: Path | None = typer.Option(
             None, "--output", "-o", dir_okay=False, help="File to write (default: stdout)."
         ),
@@ -142,11 +162,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Events, for other tools: JSON lines, Parquet, or OTLP spans (GenAI semconv).
         Filters keep whole flows."""
-        from mir.errors import UsageError
         from mir.traces import FlowFilter, export_traces, parse_since, resolve_agent
 
-        if fmt not in ("json", "parquet", "otlp"):
-            raise UsageError(f"--format: unknown format {fmt!r}", hint="use json, parquet or otlp")
+        fmt = chosen_format(fmt, as_json, EXPORT_FORMATS)
         sources = _sources(source)
         window = parse_since(since) if since else None
         if output is not None:

@@ -9,6 +9,11 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "rules"
+SUPPORT_DESK = Path(__file__).resolve().parents[2] / "examples" / "support_desk"
+PROMPT_INPUT = (
+    '{"ticket_id": "T-1", "customer_id": "C-001", "order_id": "A-1001", "category": '
+    '"damaged", "requested_amount": 40, "message": "where is my refund?"}'
+)
 
 
 @pytest.mark.parametrize(
@@ -20,6 +25,39 @@ def test_json_and_format_json_print_the_same(run_mir, app: Path, command):
     by_format = run_mir(*args, "--format", "json")
     assert by_flag.returncode == by_format.returncode == 0, by_format.stderr
     assert json.loads(by_format.stdout) == json.loads(by_flag.stdout)
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    root = tmp_path / "desk"
+    shutil.copytree(SUPPORT_DESK, root)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("command", "other"),
+    [
+        (("traces", "list"), "table"),
+        (("traces", "export"), "otlp"),
+        (("models", "list"), "table"),
+        (("drift", "history", "refunds.triage"), "table"),
+        (("eval", "history", "refunds.triage"), "table"),
+        (("run", "agent", "refunds.triage", "--input", PROMPT_INPUT, "--show-prompt"), "text"),
+    ],
+)
+def test_a_project_command_prints_the_same_json_both_ways(run_mir, desk: Path, command, other):
+    by_flag = run_mir(*command, "--json", cwd=desk)
+    by_format = run_mir(*command, "--format", "json", cwd=desk)
+    assert by_flag.returncode == by_format.returncode == 0, by_format.stderr
+    assert by_flag.stdout == by_format.stdout
+    if command[1] != "export":  # JSON lines: nothing to export from a new project
+        json.loads(by_flag.stdout)
+    clash = run_mir(*command, "--json", "--format", other, cwd=desk)
+    assert clash.returncode == 2
+    [line] = clash.stderr.strip().splitlines()
+    assert line == f"error: --json and --format {other} disagree (give one of them)"
+    # the other format is still the command's own
+    assert run_mir(*command, "--format", other, cwd=desk).returncode == 0
 
 
 def test_lint_boundaries_takes_json_as_well(run_mir, tmp_path: Path):
@@ -44,15 +82,9 @@ def test_a_format_the_command_lacks_is_refused(run_mir):
     assert result.stderr.strip() == "error: unknown --format 'sarif' (use one of table, json)"
 
 
-# Commands that have one of the two and still lack the other, owned elsewhere: each is
-# to be given both (mir.cli.output.json_option / format_option / chosen_format) and
-# removed here (the test fails on an entry that no longer needs to be here).
-ONE_OF_THE_TWO = {
-    "mir approve", "mir reject", "mir run agent", "mir traces list", "mir traces show",
-    "mir traces export", "mir eval run", "mir eval history", "mir eval calibrate",
-    "mir drift show", "mir drift check", "mir drift watch", "mir drift history",
-    "mir models list", "mir models history", "mir models compare", "mir models check",
-}  # fmt: skip
+# Commands that have one of the two and still lack the other: none. A new command that
+# prints JSON takes both (mir.cli.output.json_option / format_option / chosen_format).
+ONE_OF_THE_TWO: set[str] = set()
 
 
 def test_every_command_with_json_output_takes_both():
