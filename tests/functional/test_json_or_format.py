@@ -60,6 +60,27 @@ def test_a_project_command_prints_the_same_json_both_ways(run_mir, desk: Path, c
     assert run_mir(*command, "--format", other, cwd=desk).returncode == 0
 
 
+@pytest.mark.parametrize(
+    ("command", "other"),
+    [
+        (("eval", "run", "-f", "junit"), "junit"),
+        (("drift", "check", "--format", "table"), "table"),
+        (("models", "check", "--format", "table"), "table"),
+        (("approve", "3f9c", "--format", "text"), "text"),
+        (("traces", "show", "3f9c", "--format", "table"), "table"),
+    ],
+)
+def test_json_and_a_different_format_are_refused_before_any_work(
+    run_mir, desk: Path, command, other
+):
+    result = run_mir(*command, "--json", cwd=desk)
+    assert result.returncode == 2, result.stdout
+    assert (
+        result.stderr.strip() == f"error: --json and --format {other} disagree (give one of them)"
+    )
+    assert not (desk / ".mir").exists()  # nothing opened: no store, no run recorded
+
+
 def test_lint_boundaries_takes_json_as_well(run_mir, tmp_path: Path):
     tree = tmp_path / "shop"
     shutil.copytree(FIXTURES / "MIR105", tree)
