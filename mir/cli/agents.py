@@ -17,6 +17,7 @@ from mir.cli.output import (
     json_option,
     literal,
     print_listing,
+    project_option,
 )
 
 if TYPE_CHECKING:
@@ -24,9 +25,7 @@ if TYPE_CHECKING:
 
     from mir.runtime import AgentStatus
 
-PROJECT = typer.Option(
-    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-)
+PROJECT = project_option()
 _NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
 _STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 

@@ -18,14 +18,13 @@ from mir.cli.output import (
     format_option,
     json_option,
     literal,
+    project_option,
 )
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
 
-PROJECT = typer.Option(
-    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-)
+PROJECT = project_option()
 FORMAT = format_option()
 JSON = json_option()
 AGENTS = typer.Argument(None, help="Agents (capability.agent, or the name alone); default: all.")

@@ -18,14 +18,13 @@ from mir.cli.output import (
     json_option,
     literal,
     print_listing,
+    project_option,
 )
 
 if TYPE_CHECKING:
     from mir.project import Project
 
-PROJECT = typer.Option(
-    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-)
+PROJECT = project_option()
 FORMAT = format_option()
 JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")

@@ -19,14 +19,13 @@ from mir.cli.output import (
     json_option,
     literal,
     print_listing,
+    project_option,
 )
 
 if TYPE_CHECKING:
     from mir.releases import CanaryCheck, ModelComparison
 
-PROJECT = typer.Option(
-    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-)
+PROJECT = project_option()
 FORMAT = format_option()
 JSON = json_option()
 SINCE = typer.Option(None, "--since", help="Only decisions of the last 24h, 90m, 7d ...")

@@ -136,3 +136,13 @@ def chosen_format(
     if as_json and fmt not in (None, "json"):
         raise UsageError(f"--json and --format {fmt} disagree", hint="give one of them")
     return "json" if as_json else fmt or formats[0]
+
+
+def project_option() -> Any:
+    """``--project DIR`` (a ``typer.Option``): the project folder, found from the cwd
+    when not given."""
+    import typer
+
+    return typer.Option(
+        None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
+    )

@@ -19,14 +19,13 @@ from mir.cli.output import (
     json_option,
     literal,
     print_listing,
+    project_option,
 )
 
 if TYPE_CHECKING:
     from mir.traces import FlowSummary, IntegrityReport, TraceEvent, TraceStore
 
-PROJECT = typer.Option(
-    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-)
+PROJECT = project_option()
 AS_JSON = json_option()
 FORMAT = format_option()
 EXPORT_FORMATS = ("json", "parquet", "otlp")
