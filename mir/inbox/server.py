@@ -1,0 +1,49 @@
+"""``mir review serve``: the inbox app under uvicorn, until Ctrl-C."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+
+from mir.errors import UsageError
+
+
+def serve(
+    project_root: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    keys_dir: Path | None = None,
+) -> None:
+    """Serve the project's review inbox on ``host:port`` (blocks)."""
+    if not 0 < port < 65536:
+        raise UsageError(f"--port {port} is not a TCP port", hint="give 1-65535")
+    if keys_dir is not None and not keys_dir.is_dir():
+        raise UsageError(f"--keys {keys_dir}: no such folder", hint="the folder of <name>.key files")
+    import uvicorn
+
+    from mir.inbox.app import create_app
+
+    app = create_app(project_root, keys_dir)
+    if not _loopback(host):
+        print(
+            f"warning: serving plain HTTP on {host}: passwords and session cookies cross the "
+            "network in clear; put the inbox behind a TLS proxy",
+            file=sys.stderr,
+        )
+    shown = f"[{host}]" if ":" in host else host
+    print(f"review inbox: http://{shown}:{port}/  (Ctrl-C stops it)", flush=True)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind the port
+        raise UsageError(f"cannot serve on {host}:{port}", hint="is the port in use?") from exc
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

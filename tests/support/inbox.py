@@ -1,0 +1,69 @@
+"""What the inbox tests share: a project with flows waiting for review, made by the real
+runtime on scripted model answers, and a logged-in TestClient."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mir.runtime import load_agent
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
+AGENT = "refunds.triage"
+PASSWORDS = {"ana": "ana-s3cret-pass", "bo": "bo-s3cret-pass"}
+
+
+def inbox_project(root: Path) -> Path:
+    """The runtime fixture project (order A1 of 80 EUR in its world)."""
+    shutil.copytree(FIXTURE, root)
+    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+    return root
+
+
+def pend(root: Path, *decisions: dict[str, Any], order: str = "A1") -> list[str]:
+    """One flow per decision (scripted answers, confidence below the threshold): the ids
+    of the flows now pending review, in order."""
+    answers = root / "inbox-answers.jsonl"
+    # twice each: a low confidence cascades from the first route to the second
+    answers.write_text("".join(json.dumps(json.dumps(d)) + "\n" for d in decisions for _ in "12"))
+    ids = []
+    with load_agent(AGENT, project=root, provider="scripted", responses=answers) as agent:
+        for decision in decisions:
+            amount = decision.get("amount", 0)
+            record = agent.decide({"order_id": order, "amount": amount, "message": "hi"})
+            assert record.status == "pending_review", record
+            assert record.decision == decision, record
+            ids.append(record.flow_id)
+    return ids
+
+
+def refund(amount: float = 40, reason: str = "arrived broken", **extra: Any) -> dict[str, Any]:
+    return {"action": "refund", "confidence": 0.3, "amount": amount, "reason": reason, **extra}
+
+
+def check_login(root: Path, state_dir: Path, name: str, password: str) -> bool:
+    return PASSWORDS.get(name) == password
+
+
+def executed(root: Path) -> list[dict[str, Any]]:
+    log = root / "executed.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+def csrf_of(html: str) -> str:
+    found = _CSRF.search(html)
+    assert found, "no CSRF token on the page"
+    return found.group(1)
+
+
+def log_in(client: Any, name: str = "ana", password: str | None = None) -> Any:
+    """Log ``client`` in; returns the response of the login POST (not followed)."""
+    token = csrf_of(client.get("/login").text)
+    form = {"csrf": token, "name": name, "password": password or PASSWORDS[name]}
+    return client.post("/login", data=form, follow_redirects=False)
