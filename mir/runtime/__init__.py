@@ -8,6 +8,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.preview import preview_prompt
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
@@ -21,6 +22,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import preview
 
         return preview.preview_prompt
+    if name in ("Expiry", "expire_flows"):
+        from mir.runtime import expiry
+
+        return getattr(expiry, name)
     if name in _API:
         from mir.runtime import api
 
@@ -33,8 +38,10 @@ __all__ = [
     "Agent",
     "AgentStatus",
     "DecisionRecord",
+    "Expiry",
     "ReasonCode",
     "approve",
+    "expire_flows",
     "list_agents",
     "load_agent",
     "preview_prompt",

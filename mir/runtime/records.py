@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FlowStatus = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
+FlowStatus = Literal[
+    "executed", "rejected", "pending_review", "fallback", "stale", "aborted", "expired"
+]
 
 
 class ReasonCode(StrEnum):

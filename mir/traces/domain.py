@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mir.errors import MirUserError
 
-FlowStatus = Literal["executed", "rejected", "pending_review", "fallback", "stale", "aborted"]
+FlowStatus = Literal[
+    "executed", "rejected", "pending_review", "fallback", "stale", "aborted", "expired"
+]
 FLOW_STATUSES: tuple[str, ...] = get_args(FlowStatus)
 # Where a flow comes from (its snapshot's and final event's ``data.source``). Only
 # ``production`` flows are evidence (drift, release comparisons); ``eval`` (``mir eval``,

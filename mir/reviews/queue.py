@@ -1,0 +1,220 @@
+"""The review queue, read from the trace store in SQL (``TraceStore.analysis()``).
+
+A flow waits for review when its latest status is ``pending_review``, it has no
+``final`` event and no ``execute`` event (an approval under way, or a replay), and it
+is neither an eval nor a shadow flow (their decisions never execute). One aggregate over
+the snapshot / route / review / final / execute events finds them all, with each one's
+creation time and TTL from its snapshot; only the page shown is read in full.
+
+Every read closes the flows past their TTL first (``mir.runtime.expire_flows``: status
+``expired``, traced, never executed, one outcome per flow), so a queue never shows a
+decision nobody may approve any more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mir.contracts import AgentContract, load_contract
+from mir.errors import MirUserError, UsageError
+from mir.project import Project, find_project
+from mir.reviews.domain import PendingFlow, PendingPage, key_fields, number, waits_for
+from mir.traces import TraceStore, resolve_agent
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from mir.traces import EventsSql
+
+MAX_LIMIT = 10_000
+
+_QUEUE = """
+CREATE OR REPLACE TEMP TABLE review_queue AS
+WITH e AS ({events}),
+flows AS (
+  SELECT flow_id, arg_min(agent, seq) AS agent,
+    arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status,
+    count(*) FILTER (WHERE step IN ('final', 'execute')) AS closed
+  FROM e GROUP BY flow_id
+),
+pending AS (SELECT flow_id, agent FROM flows WHERE status = 'pending_review' AND closed = 0)
+SELECT p.flow_id, p.agent,
+  epoch_us(TRY_CAST(s.data->>'$.created_at' AS TIMESTAMPTZ)) AS created_us,
+  TRY_CAST(s.data->>'$.ttl_seconds' AS DOUBLE) AS ttl_s
+FROM pending p JOIN (SELECT flow_id, data FROM e WHERE step = 'snapshot') s USING (flow_id)
+WHERE coalesce(s.data->>'$.source', 'production') NOT IN ('eval', 'shadow')
+"""
+_DUE = "ttl_s IS NOT NULL AND created_us IS NOT NULL AND created_us + ttl_s * 1e6 <= $now"
+
+
+@dataclass(frozen=True)
+class _Row:
+    flow_id: str
+    agent: str
+    created_us: int | None
+    ttl_s: float | None
+
+
+def pending_page(
+    project_root: str | Path | Project | None = None,
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    agent: str | None = None,
+    now: datetime | None = None,
+) -> PendingPage:
+    """The flows waiting for review, oldest first: ``limit`` of them from ``offset``, and
+    how many wait in all. Flows past their TTL are closed as ``expired`` first."""
+    if offset < 0 or not 0 < limit <= MAX_LIMIT:
+        raise UsageError(
+            f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
+        )
+    proj = _project(project_root)
+    when = now or datetime.now(UTC)
+    store = TraceStore.for_project(proj)
+    try:
+        name = resolve_agent(store, agent) if agent is not None else None
+        with store.analysis() as (con, events, _):
+            due, total, rows = _read_queue(con, events, name, when, offset, limit)
+            details = _details(con, events, [r.flow_id for r in rows])
+        closed: list[str] = []
+        if due:
+            from mir.runtime import expire_flows
+
+            done = expire_flows(due, project=proj, traces=store, now=when)
+            closed = [record.flow_id for record in done.closed]
+    finally:
+        store.close()
+    contracts: dict[str, AgentContract | None] = {}
+    items = [
+        _pending(row, details.get(row.flow_id, {}), proj.root, contracts, when) for row in rows
+    ]
+    return PendingPage(items=items, total=total, offset=offset, expired=closed)
+
+
+def _read_queue(
+    con: duckdb.DuckDBPyConnection,
+    events: EventsSql,
+    agent: str | None,
+    now: datetime,
+    offset: int,
+    limit: int,
+) -> tuple[list[str], int, list[_Row]]:
+    where = "step IN ('snapshot', 'route', 'final', 'execute')"
+    params: dict[str, Any] = {}
+    if agent is not None:
+        where += " AND agent = $agent"
+        params["agent"] = agent
+    con.execute(_QUEUE.format(events=events(where)), params)
+    now_us = {"now": int(now.timestamp() * 1_000_000)}
+    due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()
+    due = [row[0] for row in due_rows]
+    total = con.execute(
+        f"SELECT count(*) FROM review_queue WHERE NOT coalesce({_DUE}, false)", now_us
+    ).fetchone()
+    page = con.execute(
+        f"SELECT flow_id, agent, created_us, ttl_s FROM review_queue "
+        f"WHERE NOT coalesce({_DUE}, false) "
+        "ORDER BY created_us NULLS LAST, flow_id LIMIT $limit OFFSET $offset",
+        {**now_us, "limit": limit, "offset": offset},
+    ).fetchall()
+    return due, int(total[0]) if total else 0, [_Row(*row) for row in page]
+
+
+def _details(
+    con: duckdb.DuckDBPyConnection, events: EventsSql, flow_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The page's snapshots, pending route events and approvals, parsed."""
+    if not flow_ids:
+        return {}
+    where = "step IN ('snapshot', 'route', 'review') AND list_contains($ids, flow_id)"
+    rows = con.execute(
+        f"SELECT flow_id, seq, step, status, data FROM ({events(where)}) ORDER BY flow_id, seq",
+        {"ids": flow_ids},
+    ).fetchall()
+    found: dict[str, dict[str, Any]] = {}
+    for flow_id, _seq, step, status, text in rows:
+        flow = found.setdefault(flow_id, {"approved_by": []})
+        data = _parsed(text)
+        if step == "snapshot":
+            flow["snapshot"] = data
+        elif step == "route" and status == "pending_review":
+            flow["route"] = data
+            flow["approved_by"] = []  # approvals count from the latest wait on
+        elif step == "review" and data.get("verdict") == "approve" and data.get("by"):
+            flow["approved_by"].append(str(data["by"]))
+    return found
+
+
+def _pending(
+    row: _Row,
+    found: Mapping[str, Any],
+    root: Path,
+    contracts: dict[str, AgentContract | None],
+    now: datetime,
+) -> PendingFlow:
+    snap = found.get("snapshot", {})
+    route = found.get("route", {})
+    decision = route.get("decision") if isinstance(route.get("decision"), dict) else {}
+    contract = _contract(str(snap.get("contract", "")), root, contracts)
+    spec = contract.decision if contract is not None else None
+    action_field = spec.action_field if spec is not None else "action"
+    confidence_field = spec.confidence_field if spec is not None else "confidence"
+    action = decision.get(action_field)
+    action = action if isinstance(action, str) else None
+    spec_action = contract.actions.get(action) if contract is not None and action else None
+    created = (
+        datetime.fromtimestamp(row.created_us / 1e6, UTC) if row.created_us is not None else now
+    )
+    expires = created + timedelta(seconds=row.ttl_s) if row.ttl_s is not None else None
+    return PendingFlow(
+        flow_id=row.flow_id,
+        agent=row.agent,
+        action=action,
+        fields=key_fields(decision, action_field, confidence_field),
+        reasons=[str(r) for r in route.get("reasons", []) if isinstance(r, str)],
+        confidence=number(decision.get(confidence_field)),
+        created_at=created,
+        age_s=max(0.0, (now - created).total_seconds()),
+        ttl_s=row.ttl_s,
+        expires_at=expires,
+        waits_for=waits_for(getattr(spec_action, "approvals", None), found.get("approved_by", [])),
+        input=_mapping(snap.get("input")),
+        context=_mapping(snap.get("context")),
+        decision=dict(decision),
+        requested_by=str(snap["requested_by"]) if snap.get("requested_by") else None,
+    )
+
+
+def _contract(ref: str, root: Path, cache: dict[str, AgentContract | None]) -> AgentContract | None:
+    """The flow's contract (as recorded in its snapshot); one that no longer loads: None."""
+    if ref not in cache:
+        path = Path(ref)
+        try:
+            cache[ref] = load_contract(path if path.is_absolute() else root / path) if ref else None
+        except (MirUserError, OSError):
+            cache[ref] = None
+    return cache[ref]
+
+
+def _parsed(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _project(root: str | Path | Project | None) -> Project:
+    if isinstance(root, Project):
+        return root
+    return find_project(Path(root) if root is not None else None)

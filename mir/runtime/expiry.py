@@ -1,0 +1,189 @@
+"""Closing a flow that waited for review past its TTL: status ``expired``, never executed.
+
+A pending flow's decision is valid for the contract's ``ttl_seconds`` from its snapshot's
+``created_at`` (the TTL stored in the snapshot: a later, longer TTL in an edited contract
+does not revive it). Past that, an approval could only end ``stale`` / ``ttl_expired``;
+expiring it says so without anyone having to try, and takes it off the review queue.
+
+One outcome per flow: the expiry claims the flow in the ledger exactly as ``approve`` and
+``reject`` do (first writer wins). The loser of a race does nothing: an approval that
+claimed first proceeds (and its own TTL check decides), an approval that comes after is
+told the flow is already ``expired``. The flow is closed by one ``final`` event (status
+``expired``, the pending reasons plus ``ttl_expired``, the decision that waited, and
+``data.expired``: when, under which TTL); the claim is settled only once it is on disk.
+Nothing is re-checked or executed, so no user code (executors, loaders) is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mir.contracts import load_contract
+from mir.errors import MirUserError
+from mir.project import Project, find_project
+from mir.runtime.ledger import SqliteExecutionLedger
+from mir.runtime.ports import ExecutionLedger, TraceSink
+from mir.runtime.recorder import FlowRecorder
+from mir.runtime.records import DecisionRecord, ReasonCode
+from mir.runtime.review import StoredFlow, read_flow
+from mir.traces import TraceEvent, TraceSettings, TraceStore
+
+EXPIRED_BY = "expiry"  # the holder name a reviewer who loses the race is told
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """What an expiry pass did: the records of the flows it closed, and the flows it
+    left alone because someone else held them (an approval or rejection under way)."""
+
+    closed: tuple[DecisionRecord, ...] = ()
+    held: tuple[str, ...] = ()
+
+
+def expires_at(flow: StoredFlow) -> datetime | None:
+    ttl = flow.state.ttl_seconds
+    if ttl is None:
+        return None
+    created = flow.state.created_at
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return created + timedelta(seconds=ttl)
+
+
+def expire_flows(
+    flow_ids: Sequence[str],
+    *,
+    project: Project | str | Path | None = None,
+    traces: TraceSink | None = None,
+    now: datetime | None = None,
+) -> Expiry:
+    """Close every flow of ``flow_ids`` that is still pending review and past its TTL."""
+    proj = project if isinstance(project, Project) else find_project(_path(project))
+    store = traces if traces is not None else TraceStore.for_project(proj)
+    ledger = SqliteExecutionLedger(
+        proj.state_dir / "executions.db",
+        fsync=proj.section("traces", TraceSettings).fsync,
+        redact=getattr(store, "redact", None),
+        legacy=proj.state_dir / "executions",
+    )
+    closed: list[DecisionRecord] = []
+    held: list[str] = []
+    when = now or datetime.now(UTC)
+    try:
+        for flow_id in flow_ids:
+            outcome = expire_flow(flow_id, store, ledger, proj.root, when)
+            if isinstance(outcome, DecisionRecord):
+                closed.append(outcome)
+            elif outcome == "held":
+                held.append(flow_id)
+    finally:
+        ledger.close()
+        if traces is None:
+            store.close()  # type: ignore[attr-defined]
+    return Expiry(tuple(closed), tuple(held))
+
+
+def expire_flow(
+    flow_id: str, store: TraceSink, ledger: ExecutionLedger, root: Path, now: datetime
+) -> DecisionRecord | str:
+    """The flow's ``expired`` record, or why not: ``"not_pending"``, ``"not_due"``,
+    ``"held"`` (another holder has its outcome)."""
+    found = _pending(flow_id, store.flow(flow_id))
+    if found is None:
+        return "not_pending"
+    flow, source = found
+    due = expires_at(flow)
+    if due is None or now < due:
+        return "not_due"
+    claim = ledger.claim_flow(flow_id, "expired", by=EXPIRED_BY)
+    if not claim.won:
+        return "held"
+    if claim.holder is not None:  # took over a dead process's claim: what did it leave?
+        events = store.flow(flow_id)
+        again = _pending(flow_id, events)
+        if again is None:
+            status = next((e.status for e in reversed(events) if e.step == "final"), None)
+            if status is not None:
+                ledger.settle_flow(flow_id, status)
+            else:
+                ledger.release_flow(flow_id)
+            return "not_pending"
+        flow, source = again
+    record = _close(flow, source, store, root, now, due)
+    ledger.settle_flow(flow_id, "expired")  # only now: the final event is on disk
+    return record
+
+
+def _pending(flow_id: str, events: Sequence[TraceEvent]) -> tuple[StoredFlow, str] | None:
+    """The flow and its source, when it waits for review (eval and shadow flows never
+    wait: their decisions never execute)."""
+    if not events:
+        return None
+    try:
+        flow = read_flow(flow_id, events)
+    except MirUserError:  # no snapshot: nothing to resume, nothing to expire
+        return None
+    source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
+    if flow.phase != "pending" or flow.decision is None or source in ("eval", "shadow"):
+        return None
+    return flow, "replay" if source == "replay" else "production"
+
+
+def _close(
+    flow: StoredFlow, source: str, store: TraceSink, root: Path, now: datetime, due: datetime
+) -> DecisionRecord:
+    decision: dict[str, Any] = dict(flow.decision or {})
+    action_field = _action_field(flow.contract_path, root)
+    action = decision.get(action_field)
+    record = DecisionRecord(
+        flow_id=flow.flow_id,
+        agent=flow.agent,
+        status="expired",
+        decision=decision,
+        action=action if isinstance(action, str) else None,
+        executed=False,
+        reasons=list(dict.fromkeys([*flow.reasons, ReasonCode.TTL_EXPIRED.value])),
+        provider=flow.state.provider,
+        model=flow.state.model,
+        tokens=flow.state.tokens,
+    )
+    rec = FlowRecorder(store, flow.flow_id, flow.agent, next_seq=flow.next_seq)
+    rec.emit(
+        "final",
+        at=now,
+        status="expired",
+        reasons=record.reasons,
+        provider=record.provider,
+        model=record.model,
+        data={
+            "record": record.model_dump(),
+            "source": source,
+            "contract_hash": flow.contract_hash,
+            "prompt_hashes": list(flow.state.prompt_hashes),
+            "expired": {
+                "at": now.isoformat(),
+                "expires_at": due.isoformat(),
+                "ttl_seconds": flow.state.ttl_seconds,
+                "by": EXPIRED_BY,
+            },
+        },
+    )
+    rec.flush()
+    return record
+
+
+def _action_field(contract_path: str, root: Path) -> str:
+    """The contract's action field (a contract that no longer loads: the default)."""
+    path = Path(contract_path)
+    try:
+        return load_contract(path if path.is_absolute() else root / path).decision.action_field
+    except (MirUserError, OSError):
+        return "action"
+
+
+def _path(project: str | Path | None) -> Path | None:
+    return Path(project) if project is not None else None
