@@ -25,9 +25,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mir.inbox.guards import CSRF_FIELD, SECURITY_HEADERS, LoginBrake, new_token, same_origin
-from mir.inbox.guards import same_token as _same_token
 from mir.inbox.flows import FlowPages
+from mir.inbox.guards import (
+    CSRF_FIELD,
+    SECURITY_HEADERS,
+    LoginBrake,
+    new_token,
+    same_origin,
+    same_token,
+)
 from mir.inbox.queue import Queue, ReviewQueue, project_redactor
 from mir.inbox.rendering import Pages
 from mir.inbox.reviewing import Reviewing
@@ -77,7 +83,7 @@ class Inbox:
             return self.refuse(request, "this form was not sent from the inbox's own page")
         form = await request.form(max_files=0, max_fields=200)
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        if not _same_token(request.session.get("csrf"), fields.get(CSRF_FIELD)):
+        if not same_token(request.session.get("csrf"), fields.get(CSRF_FIELD)):
             return self.refuse(request, "the form's CSRF token is missing or wrong: reload")
         return fields
 

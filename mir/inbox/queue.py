@@ -60,15 +60,14 @@ class ReviewQueue:
         return found.items, found.total
 
     def find(self, flow_id: str) -> Pending | None:
-        from mir.reviews import pending_flow
+        from mir.reviews import pending_page
 
-        return pending_flow(self.project_root, flow_id)
+        found = pending_page(self.project_root, flow_id=flow_id, limit=1)
+        return found.items[0] if found.items else None
 
 
 def project_redactor(project_root: Path, environ: dict[str, str] | None = None) -> Redactor:
     """The redactor the project's trace store uses (same settings, same environment)."""
     settings = load_project_at(project_root).section("traces", TraceSettings)
     env = os.environ if environ is None else environ
-    return Redactor(
-        secret_env_values(env, settings.redact_env), patterns=settings.redact_patterns
-    )
+    return Redactor(secret_env_values(env, settings.redact_env), patterns=settings.redact_patterns)

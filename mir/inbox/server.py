@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import sys
 from pathlib import Path
 
@@ -20,12 +21,15 @@ def serve(
     if not 0 < port < 65536:
         raise UsageError(f"--port {port} is not a TCP port", hint="give 1-65535")
     if keys_dir is not None and not keys_dir.is_dir():
-        raise UsageError(f"--keys {keys_dir}: no such folder", hint="the folder of <name>.key files")
+        raise UsageError(
+            f"--keys {keys_dir}: no such folder", hint="the folder of <name>.key files"
+        )
     import uvicorn
 
     from mir.inbox.app import create_app
 
     app = create_app(project_root, keys_dir)
+    _forget_environment_keys()
     if not _loopback(host):
         print(
             f"warning: serving plain HTTP on {host}: passwords and session cookies cross the "
@@ -38,6 +42,17 @@ def serve(
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     except SystemExit as exc:  # uvicorn exits 1 when it cannot bind the port
         raise UsageError(f"cannot serve on {host}:{port}", hint="is the port in use?") from exc
+
+
+def _forget_environment_keys() -> None:
+    """A reviewer key in the server's environment is one person's: the inbox signs for
+    each logged-in reviewer with their own file only, so it must never pick it up."""
+    from mir.reviewers import KEY_ENV, KEY_FILE_ENV
+
+    for name in (KEY_ENV, KEY_FILE_ENV):
+        if os.environ.pop(name, None) is not None:
+            print(f"note: ${name} is ignored by the inbox (it signs with --keys DIR/NAME.key)",
+                  file=sys.stderr)  # fmt: skip
 
 
 def _loopback(host: str) -> bool:

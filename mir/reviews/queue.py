@@ -67,9 +67,11 @@ def pending_page(
     limit: int = 50,
     agent: str | None = None,
     now: datetime | None = None,
+    flow_id: str | None = None,
 ) -> PendingPage:
     """The flows waiting for review, oldest first: ``limit`` of them from ``offset``, and
-    how many wait in all. Flows past their TTL are closed as ``expired`` first."""
+    how many wait in all. Flows past their TTL are closed as ``expired`` first.
+    ``flow_id``: only that flow (exact id), when it waits (the inbox's flow page)."""
     if offset < 0 or not 0 < limit <= MAX_LIMIT:
         raise UsageError(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
@@ -80,7 +82,7 @@ def pending_page(
     try:
         name = resolve_agent(store, agent) if agent is not None else None
         with store.analysis() as (con, events, _):
-            due, total, rows = _read_queue(con, events, name, when, offset, limit)
+            due, total, rows = _read_queue(con, events, name, when, offset, limit, flow_id)
             details = _details(con, events, [r.flow_id for r in rows])
         closed: list[str] = []
         if due:
@@ -104,12 +106,16 @@ def _read_queue(
     now: datetime,
     offset: int,
     limit: int,
+    flow_id: str | None = None,
 ) -> tuple[list[str], int, list[_Row]]:
     where = "step IN ('snapshot', 'route', 'final', 'execute')"
     params: dict[str, Any] = {}
     if agent is not None:
         where += " AND agent = $agent"
         params["agent"] = agent
+    if flow_id is not None:
+        where += " AND flow_id = $flow"
+        params["flow"] = flow_id
     con.execute(_QUEUE.format(events=events(where)), params)
     now_us = {"now": int(now.timestamp() * 1_000_000)}
     due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()

@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from mir.project import load_project_at
+from mir.reviewers import Reviewer, add_reviewer, generate_key, set_password, write_private_key
 from mir.runtime import load_agent
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
@@ -16,10 +18,19 @@ AGENT = "refunds.triage"
 PASSWORDS = {"ana": "ana-s3cret-pass", "bo": "bo-s3cret-pass"}
 
 
-def inbox_project(root: Path) -> Path:
-    """The runtime fixture project (order A1 of 80 EUR in its world)."""
+def inbox_project(root: Path, keys: Path | None = None) -> Path:
+    """The runtime fixture project (order A1 of 80 EUR in its world) with two declared
+    reviewers, ana and bo (role ``support``), who have web logins; their private keys
+    go to ``keys`` (``<name>.key``) when given."""
     shutil.copytree(FIXTURE, root)
     (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+    state = load_project_at(root).state_dir
+    for name, password in PASSWORDS.items():
+        key = generate_key()
+        add_reviewer(root, Reviewer(name=name, roles=("support",), public_key=key.public_key))
+        set_password(root, state, name, password)
+        if keys is not None:
+            write_private_key(key, keys / f"{name}.key", state)
     return root
 
 
@@ -42,10 +53,6 @@ def pend(root: Path, *decisions: dict[str, Any], order: str = "A1") -> list[str]
 
 def refund(amount: float = 40, reason: str = "arrived broken", **extra: Any) -> dict[str, Any]:
     return {"action": "refund", "confidence": 0.3, "amount": amount, "reason": reason, **extra}
-
-
-def check_login(root: Path, state_dir: Path, name: str, password: str) -> bool:
-    return PASSWORDS.get(name) == password
 
 
 def executed(root: Path) -> list[dict[str, Any]]:
