@@ -3,15 +3,23 @@ runtime on scripted model answers, and a logged-in TestClient."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mir.project import load_project_at
 from mir.reviewers import Reviewer, add_reviewer, generate_key, set_password, write_private_key
 from mir.runtime import load_agent
+from tests.conftest import MIR_EXE
+from tests.support.fixtures import free_port
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "runtime" / "project"
 AGENT = "refunds.triage"
@@ -74,3 +82,37 @@ def log_in(client: Any, name: str = "ana", password: str | None = None) -> Any:
     token = csrf_of(client.get("/login").text)
     form = {"csrf": token, "name": name, "password": password or PASSWORDS[name]}
     return client.post("/login", data=form, follow_redirects=False)
+
+
+@contextlib.contextmanager
+def served(root: Path, keys: Path | None = None) -> Iterator[str]:
+    """``mir review serve`` on a free 127.0.0.1 port, as a child process; yields its URL."""
+    port = free_port()
+    command = [str(MIR_EXE), "review", "serve", "--port", str(port), "--project", str(root)]
+    if keys is not None:
+        command += ["--keys", str(keys)]
+    log = root.parent / f"inbox-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=root)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"mir review serve exited:\n{log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/login", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("mir review serve not ready after 60 s") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
