@@ -30,7 +30,19 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     import typer
 
-    from mir.cli import drift, eval, lint, models, new, planned, project, run, schema, traces
+    from mir.cli import (
+        drift,
+        eval,
+        lint,
+        models,
+        new,
+        planned,
+        project,
+        review,
+        run,
+        schema,
+        traces,
+    )
 
     app = typer.Typer(
         name="mir",
@@ -54,7 +66,7 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (project, new, lint, run, traces, eval, drift, models, schema, planned):
+    for module in (project, new, lint, run, review, traces, eval, drift, models, schema, planned):
         module.register(app)
     return app
 
