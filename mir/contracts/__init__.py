@@ -20,10 +20,8 @@ from mir.contracts.domain import (
     IntentDoc,
     Layer,
     ParamLimit,
-    Review,
     Route,
     Rule,
-    RuleCondition,
     Scope,
     is_drift_metric,
 )
@@ -46,12 +44,21 @@ from mir.contracts.eval_suite import (
     Rubric,
     Tier,
 )
+from mir.contracts.review import (
+    REVIEW_ROOTS,
+    Review,
+    ReviewRule,
+    Risk,
+    RiskFactor,
+    RuleCondition,
+)
 
 __all__ = [
     "ASSERTION_TIERS",
     "DRIFT_METRICS",
     "LAYERS",
     "MAX_REPEAT",
+    "REVIEW_ROOTS",
     "ActionSpec",
     "AgentContract",
     "Approvals",
@@ -75,6 +82,9 @@ __all__ = [
     "Pairwise",
     "ParamLimit",
     "Review",
+    "ReviewRule",
+    "Risk",
+    "RiskFactor",
     "Route",
     "Rubric",
     "Rule",

@@ -24,6 +24,7 @@ from pydantic import (
 
 from mir.contracts.approvals import Approvals
 from mir.contracts.eval_suite import JudgeSettings
+from mir.contracts.review import Review, RuleCondition
 
 Layer = Literal["domain", "application", "adapters"]
 LAYERS: tuple[Layer, ...] = ("domain", "application", "adapters")
@@ -194,12 +195,6 @@ class ActionSpec(_Strict):
         return self
 
 
-class Review(_Strict):
-    confidence_threshold: float = Field(
-        0.7, ge=0, le=1, description="Below this confidence a human approves first."
-    )
-
-
 class Budget(_Strict):
     max_tokens: int | None = Field(None, gt=0, description="Per decision, all attempts.")
     max_cost_usd: float | None = Field(None, ge=0, description="Per decision, all attempts.")
@@ -252,12 +247,6 @@ Condition = Literal["invalid", "low_confidence"]
 class Ensemble(_Strict):
     routes: list[str] = Field(min_length=2, description="Names of routes that vote.")
     min_agreement: float = Field(0.5, gt=0, le=1)
-
-
-class RuleCondition(_Strict):
-    field: str = Field(description="Dotted path: 'input.amount' or 'context.customer_tier'.")
-    op: Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
-    value: Any
 
 
 class Rule(_Strict):

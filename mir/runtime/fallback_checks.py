@@ -10,7 +10,7 @@ schema and its action's limits when the agent loads. Values written as ``$input.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from mir.contracts import AgentContract, Rule
@@ -73,17 +73,27 @@ def check_fallback_rules(
     integrity: IntegrityCheck,
     where: str,
     line_of: Callable[[Loc], int | None],
+    review: Sequence[tuple[Loc, str]] = (),
 ) -> None:
-    """Refuse to load an agent whose own rules could not pass the integrity check."""
-    problems = rule_problems(contract, integrity)
-    if not problems:
+    """Refuse to load an agent whose own rules could not pass the integrity check, or
+    whose review conditions name what the schemas do not have (``review``: the problems
+    ``review_checks`` found), listing every problem of both at once."""
+    fallback = rule_problems(contract, integrity)
+    if not fallback and not review:
         return
+    located = [(line_of(loc), loc, message) for loc, message in fallback]
+    # the review section's problems in file order (the fallback's keep theirs: a bad
+    # key before the missing key it leads to)
+    located += sorted(((line_of(loc), loc, m) for loc, m in review), key=lambda p: p[0] or 0)
     lines = []
-    for loc, message in problems:
-        line = line_of(loc)
+    for line, loc, message in located:
         place = f"{where}:{line}" if line else where
         lines.append(f"{place}: {'.'.join(map(str, loc))}: {message}")
-    raise ConfigError(
-        "\n".join(lines),
-        hint="a fallback decision must fit the decision schema and its action's limits",
-    )
+    hints = []
+    if fallback:
+        hints.append("a fallback decision must fit the decision schema and its action's limits")
+    if review:
+        hints.append(
+            "a review condition names 'action' or a field of input., context. or decision."
+        )
+    raise ConfigError("\n".join(lines), hint="; ".join(hints))

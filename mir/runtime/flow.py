@@ -108,14 +108,15 @@ class DecisionFlow:
     def _route(
         self, tail: Tail, decision: dict[str, Any], status_ok: str, reasons: list[str]
     ) -> DecisionRecord:
-        if needs_review(decision, self.parts.contract):
-            reasons = [*reasons, ReasonCode.LOW_CONFIDENCE.value]
+        state = tail.state  # review rules see the whole snapshot, not only the prompt's scope
+        if waits := needs_review(decision, self.parts.contract, state.input, state.context):
+            reasons = [*reasons, *waits]
             tail.rec.emit(
                 "route",
                 status="pending_review",
                 reasons=reasons,
-                provider=tail.state.provider,
-                model=tail.state.model,
+                provider=state.provider,
+                model=state.model,
                 data={"decision": decision, "status_ok": status_ok, "reasons": reasons},
             )
             tail.rec.flush()  # a later process resumes the flow from these events

@@ -27,6 +27,7 @@ from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck, SchemaCheck
 from mir.runtime.naming import agent_name, capability_dir, load_agent_contract
 from mir.runtime.ports import AgentParts
+from mir.runtime.review_checks import review_problems
 from mir.runtime.schema_adapters import json_schema_check
 from mir.runtime.templates import JinjaPromptRenderer
 
@@ -102,13 +103,17 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
             raise ConfigError(
                 f"decision.{role}: {name!r} is not a field of the decision", where=where
             )
+    input_check, input_schema = input_and_bindings(contract, importer, where, fields)
     integrity = IntegrityCheck(
         contract=contract,
         schema_check=check,
         schema_fields=fields,
-        input_check=input_and_bindings(contract, importer, where, fields),
+        input_check=input_check,
     )
-    check_fallback_rules(contract, integrity, where, lambda loc: field_line(contract_path, loc))
+    review = review_problems(contract, schema, input_schema)
+    check_fallback_rules(
+        contract, integrity, where, lambda loc: field_line(contract_path, loc), review
+    )
     executors = {
         action: _callable(
             importer.attribute(a.executor, where, f"actions.{action}.executor"), a.executor, where
@@ -138,18 +143,21 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
 
 def input_and_bindings(
     contract: AgentContract, importer: UserCode, where: str, decision_fields: frozenset[str]
-) -> SchemaCheck | None:
-    """The contract's input check, after checking at load what no input could fix: the
-    input schema itself, and bindings that name a decision field or an input field that
-    does not exist (a typo there would refuse every decision, or none)."""
+) -> tuple[SchemaCheck | None, dict[str, Any] | None]:
+    """The contract's input check and the input's JSON schema (None: the contract has no
+    input schema), after checking at load what no input could fix: the input schema
+    itself, and bindings that name a decision field or an input field that does not
+    exist (a typo there would refuse every decision, or none)."""
     spec = contract.input
     input_fields: frozenset[str] = frozenset()
     check: SchemaCheck | None = None
+    schema: dict[str, Any] | None = None
     if spec is not None and spec.model is not None:
         model = importer.attribute(spec.model, where, "input.model")
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise ConfigError(f"input.model: {spec.model} is not a pydantic model", where=where)
-        input_fields = schema_fields(model.model_json_schema())
+        schema = model.model_json_schema()
+        input_fields = schema_fields(schema)
         check = pydantic_schema_check(model)
     elif spec is not None:
         schema = dict(spec.json_schema or {})
@@ -172,7 +180,7 @@ def input_and_bindings(
                         where=where,
                         hint=f"input fields: {', '.join(sorted(input_fields))}",
                     )
-    return check
+    return check, schema
 
 
 def _ref(path: Path, root: Path) -> str:

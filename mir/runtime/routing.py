@@ -1,7 +1,8 @@
 """Routing a valid proposal (pipeline step 4): review, cascade, ensemble vote.
 
 Pure decisions over numbers the contract declares, so they are testable without a
-model: below the review threshold a human approves first; an invalid or low-confidence
+model: when a review rule fires or the confidence is below the review threshold a human
+approves first (``review_rules``); an invalid or low-confidence
 answer from one route may move the flow to the next route (local -> remote); N routes
 vote on the action and their agreement scales the confidence.
 """
@@ -14,14 +15,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from mir.contracts import AgentContract
+from mir.runtime.review_rules import confidence_below, review_reasons
 
 
 def confidence_of(decision: Mapping[str, Any], contract: AgentContract) -> float:
     return float(decision.get(contract.decision.confidence_field, 0.0))
 
 
-def needs_review(decision: Mapping[str, Any], contract: AgentContract) -> bool:
-    return confidence_of(decision, contract) < contract.review.confidence_threshold
+def needs_review(
+    decision: Mapping[str, Any],
+    contract: AgentContract,
+    input: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Why this proposal waits for a human (empty: it does not): the contract's review
+    rules, ``always`` actions, risk score and confidence threshold (``review_rules``)."""
+    return review_reasons(decision, contract, input, context)
 
 
 def cascade_reason(
@@ -42,7 +51,8 @@ def cascade_reason(
         if provider_failed:
             return "provider_error"
         return "invalid" if "invalid" in contract.cascade_on else None
-    if "low_confidence" in contract.cascade_on and needs_review(decision, contract):
+    # the model's confidence alone: a review rule holds whichever route answers
+    if "low_confidence" in contract.cascade_on and confidence_below(decision, contract):
         return "low_confidence"
     return None
 

@@ -104,3 +104,49 @@ def test_a_flow_past_its_ttl_is_closed_as_expired_and_never_executed(app: Path):
 def test_the_queue_of_an_empty_project_is_empty(app: Path):
     page = pending_page(app, now=datetime.now(UTC))
     assert page.total == 0 and page.items == []
+
+
+def _race(app: Path, flow_id: str, later: datetime) -> dict[str, object]:
+    """``approve`` and ``expire_flows`` on two threads released at the same instant."""
+    import threading
+
+    from mir.runtime import expire_flows
+
+    start = threading.Barrier(2)
+    results: dict[str, object] = {}
+
+    def approving() -> None:
+        start.wait()
+        try:
+            results["approve"] = approve(flow_id, project=app, by="ana").status
+        except FlowAlreadyDecided as exc:
+            results["approve"] = exc
+
+    def expiring() -> None:
+        start.wait()
+        results["expire"] = expire_flows([flow_id], project=app, now=later)
+
+    threads = [threading.Thread(target=approving), threading.Thread(target=expiring)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_threads_racing_an_approval_and_an_expiry_leave_one_outcome(app: Path):
+    outcomes = []
+    for _ in range(5):
+        [flow_id] = decide(app, LOW)
+        later = pending_page(app).items[0].created_at + timedelta(seconds=301)
+        results = _race(app, flow_id, later)
+        [final] = finals(app, flow_id)
+        expiry = results["expire"]
+        if final.status == "expired":
+            assert isinstance(results["approve"], FlowAlreadyDecided)
+            assert [r.flow_id for r in expiry.closed] == [flow_id]  # type: ignore[attr-defined]
+        else:
+            assert final.status == results["approve"] == "executed"
+            assert expiry.closed == ()  # type: ignore[attr-defined]
+        outcomes.append(final.status)
+    assert len(executed(app)) == outcomes.count("executed")

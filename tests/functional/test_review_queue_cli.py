@@ -1,0 +1,76 @@
+"""``mir review list`` / ``mir review expire`` through the installed executable."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .test_run_agent import GOOD, executed, run, script
+
+
+def _pending(run_mir, app: Path, **changes) -> str:
+    # both routes of the fixture answer (a low confidence cascades to the second one)
+    low = {**GOOD, "confidence": 0.3, **changes}
+    name = script(app, low, low)
+    _, record = run(run_mir, app, "--provider", "scripted", "--responses", name, "--json")
+    assert record["status"] == "pending_review"
+    return record["flow_id"]
+
+
+def test_review_list_shows_what_waits_and_json_carries_the_page(run_mir, app: Path):
+    first = _pending(run_mir, app)
+    second = _pending(run_mir, app, amount=12, reason="[bold]x[/bold] <script>")
+    listed = run_mir("review", "list", cwd=app)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].split()[:4] == ["flow", "age", "agent", "action"]
+    assert "waits for" in lines[0] and "key fields" in lines[0]
+    assert first in lines[1] and second in lines[2]  # oldest first; a pipe gets the full id
+    assert "amount=40" in lines[1] and "confidence=0.3" in lines[1] and "review" in lines[1]
+    assert "[bold]x[/bold] <script>" in lines[2]  # model text is shown as stored
+    for args in (("--json",), ("--format", "json")):
+        page = json.loads(run_mir("review", "list", *args, cwd=app).stdout)
+        assert page["total"] == 2 and [i["flow_id"] for i in page["items"]] == [first, second]
+        item = page["items"][0]
+        assert item["fields"] == {"amount": 40, "reason": "arrived broken", "confidence": 0.3}
+        assert item["agent"] == "refunds.triage" and item["waits_for"] == "review"
+        assert item["ttl_s"] == 300 and item["input"]["order_id"] == "A1"
+    short = json.loads(run_mir("review", "list", "--agent", "triage", "--json", cwd=app).stdout)
+    assert short["total"] == 2
+    paged = json.loads(
+        run_mir("review", "list", "--limit", "1", "--offset", "1", "--json", cwd=app).stdout
+    )
+    assert [i["flow_id"] for i in paged["items"]] == [second]
+
+
+def test_review_list_usage_errors_are_one_line(run_mir, app: Path):
+    _pending(run_mir, app)
+    unknown = run_mir("review", "list", "--agent", "nobody", cwd=app)
+    assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "nobody" in unknown.stderr and "Traceback" not in unknown.stderr
+    clash = run_mir("review", "list", "--json", "--format", "table", cwd=app)
+    assert clash.returncode == 2 and "disagree" in clash.stderr
+
+
+def test_review_expire_closes_flows_past_their_ttl(run_mir, app: Path):
+    contract = app / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(contract.read_text().replace("ttl_seconds: 300", "ttl_seconds: 1"))
+    flow_id = _pending(run_mir, app)
+    assert json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["total"] == 1
+    time.sleep(1.2)
+    expired = run_mir("review", "expire", cwd=app)
+    assert expired.returncode == 0, expired.stderr
+    assert f"expired {flow_id}" in expired.stdout
+    assert "0 flow(s) still waiting" in expired.stdout
+    again = run_mir("review", "expire", "--json", cwd=app)
+    assert json.loads(again.stdout) == {"expired": [], "pending": 0}
+    shown = json.loads(run_mir("traces", "show", flow_id, "--json", cwd=app).stdout)
+    assert shown[-1]["step"] == "final" and shown[-1]["status"] == "expired"
+    assert "ttl_expired" in shown[-1]["reasons"]
+    listed = json.loads(run_mir("traces", "list", "--status", "expired", "--json", cwd=app).stdout)
+    assert [f["flow_id"] for f in listed] == [flow_id]
+    approve = run_mir("approve", flow_id, cwd=app)
+    assert approve.returncode == 1 and "already expired" in approve.stderr
+    assert executed(app) == []
+    assert run_mir("review", "list", cwd=app).stdout.strip() == "no flow waits for review"
