@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from mir.cli import review_serve
 from mir.cli.output import (
     chosen_format,
     console,
@@ -81,6 +82,7 @@ def build_group() -> typer.Typer:
         _say_expired(page.expired, always=True)
         console().print(f"{page.total} flow(s) still waiting for review")
 
+    review_serve.register(review)
     return review
 
 

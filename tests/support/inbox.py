@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -85,7 +86,9 @@ def log_in(client: Any, name: str = "ana", password: str | None = None) -> Any:
 
 
 @contextlib.contextmanager
-def served(root: Path, keys: Path | None = None) -> Iterator[str]:
+def served(
+    root: Path, keys: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """``mir review serve`` on a free 127.0.0.1 port, as a child process; yields its URL."""
     port = free_port()
     command = [str(MIR_EXE), "review", "serve", "--port", str(port), "--project", str(root)]
@@ -93,7 +96,13 @@ def served(root: Path, keys: Path | None = None) -> Iterator[str]:
         command += ["--keys", str(keys)]
     log = root.parent / f"inbox-{port}.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=root)
+        process = subprocess.Popen(
+            command,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            cwd=root,
+            env={**os.environ, **(env or {})},
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
