@@ -12,6 +12,8 @@ naming a server-side session id, so logging out, or restarting the server, ends 
 from __future__ import annotations
 
 import secrets
+import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,6 +149,17 @@ class Inbox:
         request.session.clear()
         return RedirectResponse("/login", status_code=303)
 
+    async def failed(self, request: Request, exc: Exception) -> Response:
+        """A bug or a broken store: the reviewer is told what to check, the server log
+        gets the traceback; the page never shows it (it may hold what the traces hold)."""
+        traceback.print_exception(exc, file=sys.stderr)
+        why = (
+            f"the server failed ({type(exc).__name__}): the review may or may not have been "
+            "recorded; check the flow with `mir traces show` before trying again"
+        )
+        return self.pages.render("refused.html.j2", request, status=500, why=why, failed=True,
+                                 **self.chrome(request))  # fmt: skip
+
 
 class SecurityHeaders:
     """Adds the same strict headers to every response (pages, redirects, errors)."""
@@ -207,6 +220,11 @@ def create_app(
             same_site="strict",
         ),
     ]
-    app = Starlette(routes=routes, middleware=middleware, max_body_size=MAX_BODY)
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        max_body_size=MAX_BODY,
+        exception_handlers={Exception: inbox.failed},
+    )
     app.state.inbox = inbox
     return app

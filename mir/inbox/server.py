@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def serve(
 
     app = create_app(project_root, keys_dir)
     _forget_environment_keys()
+    listening = _bind(host, port)  # bound here: a port in use is one clear error line
     if not _loopback(host):
         print(
             f"warning: serving plain HTTP on {host}: passwords and session cookies cross the "
@@ -38,10 +40,30 @@ def serve(
         )
     shown = f"[{host}]" if ":" in host else host
     print(f"review inbox: http://{shown}:{port}/  (Ctrl-C stops it)", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[listening])
+
+
+def _bind(host: str, port: int) -> socket.socket:
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
-    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind the port
-        raise UsageError(f"cannot serve on {host}:{port}", hint="is the port in use?") from exc
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(
+            f"--host {host}: {exc.strerror}", hint="give an address or a name"
+        ) from exc
+    family, kind, proto, _, address = infos[0]
+    listening = socket.socket(family, kind, proto)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind(address)
+    except OSError as exc:
+        listening.close()
+        raise UsageError(
+            f"cannot serve on {host}:{port} ({exc.strerror})", hint="is the port in use?"
+        ) from exc
+    listening.listen(128)
+    listening.set_inheritable(True)
+    return listening
 
 
 def _forget_environment_keys() -> None:

@@ -55,15 +55,20 @@ class PageWindow:
 def page_number(raw: str | None) -> int:
     """The ``?page=`` of a request: a positive integer, anything else is page 1 (a
     hostile or mistyped link shows the first page rather than an error)."""
-    if raw is None or not raw.isdigit() or len(raw) > 9:
+    if not _digits(raw, 9):
         return 1
-    return max(1, int(raw))
+    return max(1, int(raw))  # type: ignore[arg-type]
 
 
 def page_size(raw: str | None) -> int:
-    if raw is None or not raw.isdigit() or len(raw) > 4:
+    if not _digits(raw, 4):
         return PAGE_SIZE
-    return min(max(1, int(raw)), MAX_PAGE_SIZE)
+    return min(max(1, int(raw)), MAX_PAGE_SIZE)  # type: ignore[arg-type]
+
+
+def _digits(raw: str | None, most: int) -> bool:
+    """ASCII digits only (``str.isdigit`` also accepts "²", which ``int`` refuses)."""
+    return raw is not None and 0 < len(raw) <= most and raw.isascii() and raw.isdigit()
 
 
 def duration(seconds: float | None) -> str:
