@@ -50,18 +50,25 @@ class Reviewing:
     ) -> DecisionRecord:
         from mir.runtime import approve
 
-        extra = _given(
+        return approve(
+            flow_id,
+            project=self.project_root,
+            by=reviewer,
             signing_key=self._signing_key(reviewer),
             correction=dict(correction) if correction else None,
             reason=reason,
         )
-        return approve(flow_id, project=self.project_root, by=reviewer, **extra)
 
     def reject(self, flow_id: str, reviewer: str, *, reason: str | None) -> DecisionRecord:
         from mir.runtime import reject
 
-        extra = _given(signing_key=self._signing_key(reviewer))
-        return reject(flow_id, project=self.project_root, by=reviewer, reason=reason, **extra)
+        return reject(
+            flow_id,
+            project=self.project_root,
+            by=reviewer,
+            reason=reason,
+            signing_key=self._signing_key(reviewer),
+        )
 
     def _signing_key(self, reviewer: str) -> Any:
         path = self.key_path(reviewer)
@@ -73,11 +80,6 @@ class Reviewing:
             return load_signing_key(path)
         except UsageError as exc:  # a broken key file is the server's problem: say so
             raise UsageError(f"the server's key for {reviewer} cannot be read: {exc}") from exc
-
-
-def _given(**options: Any) -> dict[str, Any]:
-    """The options that carry something (an unsigned review passes no key)."""
-    return {name: value for name, value in options.items() if value is not None}
 
 
 def _safe_name(name: str) -> bool:

@@ -43,7 +43,18 @@ def inbox_project(root: Path, keys: Path | None = None) -> Path:
     return root
 
 
-def pend(root: Path, *decisions: dict[str, Any], order: str = "A1") -> list[str]:
+def require(root: Path, rule: str) -> None:
+    """Give the fixture's refund action an ``approvals`` rule (YAML flow mapping)."""
+    contract = root / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    text = contract.read_text()
+    marker = "    limits:\n      amount: {minimum: 0, maximum: 500}\n"
+    assert marker in text
+    contract.write_text(text.replace(marker, marker + f"    approvals: {rule}\n", 1))
+
+
+def pend(
+    root: Path, *decisions: dict[str, Any], order: str = "A1", requester: str = "req"
+) -> list[str]:
     """One flow per decision (scripted answers, confidence below the threshold): the ids
     of the flows now pending review, in order."""
     answers = root / "inbox-answers.jsonl"
@@ -53,7 +64,9 @@ def pend(root: Path, *decisions: dict[str, Any], order: str = "A1") -> list[str]
     with load_agent(AGENT, project=root, provider="scripted", responses=answers) as agent:
         for decision in decisions:
             amount = decision.get("amount", 0)
-            record = agent.decide({"order_id": order, "amount": amount, "message": "hi"})
+            record = agent.decide(
+                {"order_id": order, "amount": amount, "message": "hi"}, requested_by=requester
+            )
             assert record.status == "pending_review", record
             assert record.decision == decision, record
             ids.append(record.flow_id)
