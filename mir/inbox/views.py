@@ -11,6 +11,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 PAGE_SIZE = 25
@@ -95,6 +96,13 @@ def time_left(age_s: float | None, ttl_s: float | None) -> str:
         return duration(ttl_s)
     left = ttl_s - age_s
     return "expired" if left <= 0 else duration(left)
+
+
+def instant(value: Any) -> str:
+    """A time to the second (``2026-12-02 01:05:34+00:00``); text is shown as it is."""
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ", timespec="seconds")
+    return str(value)
 
 
 def shown(value: Any) -> str:

@@ -17,7 +17,7 @@ import pytest
 
 from mir.project import find_project
 from mir.traces import TraceStore
-from tests.support.inbox import PASSWORDS, executed, inbox_project, pend, refund, served
+from tests.support.inbox import PASSWORDS, executed, inbox_project, pend, refund, require, served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -28,6 +28,12 @@ pytestmark = [
     ),
 ]
 HOSTILE = "<script>alert('inbox')</script>"
+RULE = """  when:
+    - name: expensive_refund
+      conditions:
+        - {field: action, op: "==", value: refund}
+        - {field: decision.amount, op: ">", value: 50}
+"""
 
 
 @pytest.fixture
@@ -44,6 +50,9 @@ def browser():
 def test_review_three_flows_in_chromium(browser, tmp_path: Path) -> None:
     keys = tmp_path / "keys"
     root = inbox_project(tmp_path / "app", keys=keys)
+    require(root, "{roles: [support], count: 1, signed: true}")
+    contract = root / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(contract.read_text().replace("review:\n", "review:\n" + RULE, 1))
     approve_me, reject_me, correct_me, hostile = pend(
         root,
         refund(amount=40, reason="arrived broken"),
@@ -77,6 +86,12 @@ def test_review_three_flows_in_chromium(browser, tmp_path: Path) -> None:
         page.click("button[type=submit]")
         assert page.url == f"{url}/", (page.content(), problems)
         assert page.locator("tr.flow").count() == 4 and page.text_content("#total") == "4"
+        why = page.text_content(f'tr[data-flow="{reject_me}"] td.reasons')
+        assert "review_rule:expensive_refund" in why and "low_confidence" in why
+        assert (
+            page.text_content(f'tr[data-flow="{approve_me}"] td.waits')
+            == "0 of 1 approval (support)"
+        )
         shot = page.screenshot(path=str(tmp_path / "review-inbox.png"), full_page=True)
         assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) < 300_000
         if os.environ.get("MIR_INBOX_SCREENSHOT"):
