@@ -39,6 +39,7 @@ from mir.runtime.providers import (
 )
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review import read_flow, resume_flow
+from mir.runtime.review_alerts import announce_safely, pending_announcer
 from mir.runtime.shadow import ShadowWorker
 from mir.traces import TraceEvent, TraceSettings, TraceStore
 
@@ -116,12 +117,15 @@ class Agent:
         this call: a model call that cannot meet the deadline is shed to the next route or
         the rules at once (reason ``shed``)."""
         if self.shadow is None:
-            return self._flow.decide(
+            record = self._flow.decide(
                 input, context, role=role, priority=priority, deadline_ms=deadline_ms
             )
-        return self.shadow.decide(
-            self._flow, input, context, role, priority=priority, deadline_ms=deadline_ms
-        )
+        else:
+            record = self.shadow.decide(
+                self._flow, input, context, role, priority=priority, deadline_ms=deadline_ms
+            )
+        announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
+        return record
 
     def replaying(
         self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
@@ -222,6 +226,7 @@ def load_agent(
         source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
+        on_pending=None if evaluating else pending_announcer(proj, parts),
     )
     agent = Agent(parts, deps, owns_traces=owns)
     if watch_models and not evaluating:
