@@ -39,6 +39,7 @@ def build_app() -> typer.Typer:
         planned,
         project,
         review,
+        reviewers,
         run,
         schema,
         traces,
@@ -66,7 +67,20 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (project, new, lint, run, review, traces, eval, drift, models, schema, planned):
+    for module in (
+        project,
+        new,
+        lint,
+        run,
+        review,
+        reviewers,
+        traces,
+        eval,
+        drift,
+        models,
+        schema,
+        planned,
+    ):
         module.register(app)
     return app
 

@@ -21,6 +21,15 @@ FORMATS = ("text", "json")
 JSON_OUT = json_option("Print the decision record as JSON (the same as --format json).")
 FORMAT = format_option(FORMATS)
 PROJECT = typer.Option(None, "--project", help="Project folder (default: found from the cwd).")
+BY = typer.Option(
+    None, "--by", help="Reviewer name (default: the reviewer whose key --key is, else $USER)."
+)
+KEY = typer.Option(
+    None,
+    "--key",
+    help="Your reviewer private key, to sign the review (default: $MIR_REVIEWER_KEY_FILE, "
+    "else the key text in $MIR_REVIEWER_KEY).",
+)
 
 _STYLE = {
     "executed": "green",
@@ -51,6 +60,13 @@ def register(app: typer.Typer) -> None:
             None, "--responses", help="JSONL of raw model outputs (for --provider scripted)."
         ),
         role: str = typer.Option("agent", "--role", help="Caller role checked against actions."),
+        requested_by: str | None = typer.Option(
+            None,
+            "--as",
+            metavar="NAME",
+            help="Who asks for the decision (default: $MIR_USER, else the OS user); "
+            "a requester never approves their own flow.",
+        ),
         priority: int = typer.Option(
             None, "--priority", help="Priority in a busy model's queue (default: the contract's)."
         ),
@@ -102,6 +118,7 @@ def register(app: typer.Typer) -> None:
                 progress=progress,
                 priority=priority,
                 deadline_ms=deadline_ms,
+                requested_by=requested_by,
             )
         render_record(record, as_json)
 
@@ -113,7 +130,19 @@ def register(app: typer.Typer) -> None:
         context: str | None = typer.Option(
             None, "--context", "-c", help="World state now (JSON or @FILE) for the re-check."
         ),
-        by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
+        by: str | None = BY,
+        key: str | None = KEY,
+        sets: list[str] = typer.Option(
+            [],
+            "--set",
+            metavar="FIELD=VALUE",
+            help="Correct a field of the decision (repeatable; VALUE is JSON when it parses, "
+            "else a string): the corrected decision is checked again and executed instead.",
+        ),
+        patch: str | None = typer.Option(
+            None, "--patch", help="Correct fields with a JSON object, e.g. '{\"amount\": 80}'."
+        ),
+        reason: str | None = typer.Option(None, "--reason", help="Why (recorded in the trace)."),
         as_json: bool = JSON_OUT,
         fmt: str | None = FORMAT,
         project: str | None = PROJECT,
@@ -122,15 +151,18 @@ def register(app: typer.Typer) -> None:
         from mir.runtime import review_flow
 
         as_json = chosen_format(fmt, as_json, FORMATS) == "json"
-        render_record(
-            review_flow(flow_id, "approve", by=by, context=context, project=project), as_json
-        )
+        record = review_flow(
+            flow_id, "approve", by=by, context=context, project=project, key=key, sets=sets,
+            patch=patch, reason=reason,
+        )  # fmt: skip
+        render_record(record, as_json)
 
     @app.command("reject")
     def reject_command(
         flow_id: str = typer.Argument(help="The flow to reject (a unique prefix is enough)."),
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded in the trace)."),
-        by: str | None = typer.Option(None, "--by", help="Reviewer name (default: $USER)."),
+        by: str | None = BY,
+        key: str | None = KEY,
         as_json: bool = JSON_OUT,
         fmt: str | None = FORMAT,
         project: str | None = PROJECT,
@@ -140,7 +172,8 @@ def register(app: typer.Typer) -> None:
 
         as_json = chosen_format(fmt, as_json, FORMATS) == "json"
         render_record(
-            review_flow(flow_id, "reject", by=by, reason=reason, project=project), as_json
+            review_flow(flow_id, "reject", by=by, reason=reason, project=project, key=key),
+            as_json,
         )
 
     # `mir agents` belongs to the same capability; registered here so the app shell's
@@ -179,6 +212,8 @@ def render_record(record: DecisionRecord, as_json: bool) -> None:
         table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
         if record.reviewed_by is not None:
             verdict = "rejected" if record.status == "rejected" else "approved"
+            if record.status == "pending_review":
+                verdict = "approved (more approvals needed)"
             when = (record.reviewed_at or "?").replace("T", " ")[:19]
             table.add_row("review", literal(f"{verdict} by {record.reviewed_by} at {when} UTC"))
         if record.status == "pending_review":

@@ -279,6 +279,7 @@ def render_flow(events: list[TraceEvent]) -> None:
             f"{event.latency_ms:.1f}",
         )
     print_listing(table)
+    _print_reviews(events)
     for event in events:
         data = dict(event.data or {})
         prompt = data.pop("prompt", None) if event.step == "infer" else None
@@ -290,6 +291,33 @@ def render_flow(events: list[TraceEvent]) -> None:
             # The rendered prompt as the model read it (redacted when it was stored).
             console().print(Text(f"prompt (template {prompt.get('template')}):", style="bold"))
             console().print(Text(str(prompt.get("text", ""))))
+
+
+def _print_reviews(events: list[TraceEvent]) -> None:
+    """One line per review (who, verdict, signed or not, correction) and the override."""
+    from rich.text import Text
+
+    for event in events:
+        data = event.data or {}
+        if event.step == "review" and "by" in data:
+            signed = "signed" if data.get("signature") else "unsigned"
+            count = data.get("approvals")
+            have = (
+                f", {count.get('have')} of {count.get('need')}" if isinstance(count, dict) else ""
+            )
+            line = f"review: {data.get('verdict')} by {data.get('by')} ({signed}{have})"
+            if data.get("correction"):
+                line += f", correction {json.dumps(data['correction'], ensure_ascii=False)}"
+            console().print(Text(line))
+        if event.step == "final" and data.get("human_override"):
+            record = data.get("record") or {}
+            console().print(
+                Text(
+                    "human override: executed "
+                    f"{json.dumps(record.get('decision'), ensure_ascii=False)} instead of the "
+                    f"model's {json.dumps(data.get('proposal'), ensure_ascii=False)}"
+                )
+            )
 
 
 def render_integrity(report: IntegrityReport, folder: Path) -> None:

@@ -1,6 +1,7 @@
 """The formats users write (contracts, intent docs, eval suites) and their loaders."""
 
 from mir.contracts.application import json_schemas
+from mir.contracts.approvals import Approvals
 from mir.contracts.domain import (
     DRIFT_METRICS,
     LAYERS,
@@ -60,6 +61,7 @@ __all__ = [
     "REVIEW_ROOTS",
     "ActionSpec",
     "AgentContract",
+    "Approvals",
     "Assertion",
     "Binding",
     "BoundLimit",

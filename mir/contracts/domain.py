@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from mir.contracts.approvals import Approvals
 from mir.contracts.eval_suite import JudgeSettings
 from mir.contracts.review import Review, RuleCondition
 
@@ -182,6 +183,9 @@ class ActionSpec(_Strict):
         description="Parameters tied to the input or the world, checked by the integrity "
         "check before execution: 'order_id: $input.order_id' (must be equal) or "
         "'amount: {maximum: $context.order.refundable}' (a bound read at decision time).",
+    )
+    approvals: Approvals | None = Field(
+        None, description="Who must approve a pending flow of this action (reviewers.toml)."
     )
 
     @model_validator(mode="after")

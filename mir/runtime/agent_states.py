@@ -28,6 +28,13 @@ def current_user() -> str:
         return "unknown"
 
 
+def requester() -> str:
+    """Who asks for a decision, recorded in its snapshot: ``$MIR_USER`` (a service that
+    decides for its users sets it), else the OS user."""
+    named = os.environ.get("MIR_USER", "").strip()
+    return named or current_user()
+
+
 class AgentStateFile:
     def __init__(self, path: Path):
         self.path = Path(path)

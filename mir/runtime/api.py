@@ -22,12 +22,12 @@ from mir.inference import (
 )
 from mir.models import RouteResolver, Subscription, check_routes, read_registry
 from mir.project import Project, find_project
-from mir.runtime.agent_states import AgentStateFile, current_user
+from mir.reviewers import SigningKey, load_signing_key
+from mir.runtime.agent_states import AgentStateFile, requester
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
 from mir.runtime.flow import DecisionFlow
 from mir.runtime.hot_swap import follow_registry
-from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.progress import observed
@@ -38,10 +38,10 @@ from mir.runtime.providers import (
     _Providers,
 )
 from mir.runtime.records import DecisionRecord
-from mir.runtime.review import read_flow, resume_flow
+from mir.runtime.resuming import corrections, project_ledger, resume
 from mir.runtime.review_alerts import announce_safely, pending_announcer
 from mir.runtime.shadow import ShadowWorker
-from mir.traces import TraceEvent, TraceSettings, TraceStore
+from mir.traces import TraceEvent, TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 Mode = Literal["production", "eval"]
@@ -60,18 +60,6 @@ def _now() -> datetime:
 
 def _project(project: str | Path | None, near: Path | None = None) -> Project:
     return find_project(Path(project) if project is not None else near)
-
-
-def _ledger(project: Project, traces: TraceSink) -> SqliteExecutionLedger:
-    """The project's one ledger file; an older ``executions/`` folder is migrated into it."""
-    fsync = project.section("traces", TraceSettings).fsync
-    return SqliteExecutionLedger(
-        project.state_dir / "executions.db",
-        fsync=fsync,
-        # results and errors are redacted like trace events (a fake sink has no redactor)
-        redact=getattr(traces, "redact", None),
-        legacy=project.state_dir / "executions",
-    )
 
 
 class Agent:
@@ -112,18 +100,18 @@ class Agent:
         role: str = "agent",
         priority: int | None = None,
         deadline_ms: int | None = None,
+        requested_by: str | None = None,
     ) -> DecisionRecord:
         """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
         this call: a model call that cannot meet the deadline is shed to the next route or
-        the rules at once (reason ``shed``)."""
+        the rules at once (reason ``shed``). ``requested_by`` (default ``$MIR_USER``, else
+        the OS user) is recorded as the flow's requester, who can never approve it."""
+        requested_by = requested_by or requester()
+        how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
         if self.shadow is None:
-            record = self._flow.decide(
-                input, context, role=role, priority=priority, deadline_ms=deadline_ms
-            )
+            record = self._flow.decide(input, context, role=role, **how)
         else:
-            record = self.shadow.decide(
-                self._flow, input, context, role, priority=priority, deadline_ms=deadline_ms
-            )
+            record = self.shadow.decide(self._flow, input, context, role, **how)
         announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
         return record
 
@@ -208,7 +196,7 @@ def load_agent(
     evaluating = mode == "eval"
     deps = RuntimeDeps(
         traces=sink,
-        ledger=NoLedger() if evaluating else _ledger(proj, sink),
+        ledger=NoLedger() if evaluating else project_ledger(proj, sink),
         states=_NeverSuspended() if evaluating else AgentStateFile(proj.state_dir / "agents.json"),
         providers=_Providers(
             proj,
@@ -242,71 +230,6 @@ def _registry(project: Project, parts: AgentParts) -> RouteResolver | None:
     return None if registry is None else RouteResolver(project.root, registry)
 
 
-def _resume(
-    flow_id: str,
-    verdict: str,
-    *,
-    project: str | Path | None,
-    by: str | None,
-    reason: str | None,
-    context: Mapping[str, Any] | None,
-    traces: TraceSink | None,
-) -> DecisionRecord:
-    proj = _project(project)
-    store = traces if traces is not None else TraceStore.for_project(proj)
-    ledger = _ledger(proj, store)
-    try:
-        # Tamper evidence is what lets a later process act on a stored decision: the
-        # events are re-hashed against the chain and the manifest before anything runs.
-        events = store.flow(flow_id, verify=True)
-        if not events and hasattr(store, "flow_ids"):
-            matches = store.flow_ids(flow_id, limit=6)
-            if len(matches) > 1:
-                # the candidates, as `mir traces show` lists them: which one was meant?
-                shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-                raise UsageError(
-                    f"flow id prefix {flow_id!r} is ambiguous ({shown})",
-                    hint="give more characters of the flow id",
-                )
-            if matches:
-                flow_id, events = matches[0], store.flow(matches[0], verify=True)
-        source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
-        if source in ("eval", "shadow"):
-            by = "`mir eval`" if source == "eval" else "a shadow model version"
-            raise UsageError(
-                f"flow {flow_id} was decided by {by}: its decision never executes",
-                hint="run the agent for real with `mir run agent`",
-            )
-        stored = read_flow(flow_id, events)
-        stored_path = Path(stored.contract_path)
-        if not stored_path.is_absolute():
-            stored_path = proj.root / stored_path
-        parts = load_parts(resolve_contract(str(stored_path), proj), proj.root)
-        deps = RuntimeDeps(
-            traces=store,
-            ledger=ledger,
-            states=AgentStateFile(proj.state_dir / "agents.json"),
-            providers=_Providers(proj, None, None),
-            clock=_now,
-            # a replayed flow stays a replay when approved: its final says so too
-            source="replay" if source == "replay" else "production",
-        )
-        return resume_flow(
-            parts,
-            deps,
-            stored,
-            verdict,  # type: ignore[arg-type]
-            by=by or current_user(),
-            reason=reason,
-            current_context=context,
-            reload=lambda: store.flow(stored.flow_id, verify=True),
-        )
-    finally:
-        ledger.close()
-        if traces is None:
-            store.close()  # type: ignore[attr-defined]
-
-
 def approve(
     flow_id: str,
     *,
@@ -314,15 +237,23 @@ def approve(
     by: str | None = None,
     context: Mapping[str, Any] | None = None,
     traces: TraceSink | None = None,
+    signing_key: SigningKey | None = None,
+    correction: dict[str, Any] | None = None,
+    reason: str | None = None,
 ) -> DecisionRecord:
     """Approve a flow pending review (or replay one interrupted mid-execution).
 
     The world is re-checked first: with the contract's context loader, or against
     ``context`` (the state now) when given; otherwise the re-check is recorded as skipped.
+    ``signing_key`` signs the review statement; ``correction`` (fields to set) replaces
+    the proposal's, and the corrected decision is checked again and executed instead.
+    With ``approvals: {count: N}`` an approval that is not the Nth returns a record still
+    ``pending_review``.
     """
-    return _resume(
-        flow_id, "approve", project=project, by=by, reason=None, context=context, traces=traces
-    )
+    return resume(
+        flow_id, "approve", project=_project(project), by=by, reason=reason, context=context,
+        traces=traces, signing_key=signing_key, correction=correction,
+    )  # fmt: skip
 
 
 def reject(
@@ -332,11 +263,13 @@ def reject(
     by: str | None = None,
     reason: str | None = None,
     traces: TraceSink | None = None,
+    signing_key: SigningKey | None = None,
 ) -> DecisionRecord:
     """Reject a flow pending review: nothing executes; who, when and why are traced."""
-    return _resume(
-        flow_id, "reject", project=project, by=by, reason=reason, context=None, traces=traces
-    )
+    return resume(
+        flow_id, "reject", project=_project(project), by=by, reason=reason, context=None,
+        traces=traces, signing_key=signing_key, correction=None,
+    )  # fmt: skip
 
 
 def run_agent(
@@ -351,6 +284,7 @@ def run_agent(
     progress: Callable[[str], None] | None = None,
     priority: int | None = None,
     deadline_ms: int | None = None,
+    requested_by: str | None = None,
 ) -> DecisionRecord:
     """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out.
 
@@ -361,7 +295,14 @@ def run_agent(
     state = read_json_object(context, "--context") if context is not None else None
     with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
         deciding = agent.observed(progress) if progress is not None else agent
-        return deciding.decide(data, state, role=role, priority=priority, deadline_ms=deadline_ms)
+        return deciding.decide(
+            data,
+            state,
+            role=role,
+            priority=priority,
+            deadline_ms=deadline_ms,
+            requested_by=requested_by,
+        )
 
 
 def review_flow(
@@ -372,9 +313,21 @@ def review_flow(
     reason: str | None = None,
     context: str | None = None,
     project: str | Path | None = None,
+    key: str | None = None,
+    sets: Sequence[str] = (),
+    patch: str | None = None,
 ) -> DecisionRecord:
-    """``mir approve`` / ``mir reject`` with command-line arguments."""
+    """``mir approve`` / ``mir reject`` with command-line arguments (``key``: a private key
+    file, else ``$MIR_REVIEWER_KEY_FILE`` / ``$MIR_REVIEWER_KEY``; ``sets`` / ``patch``: a
+    correction, ``FIELD=VALUE`` with JSON values when they parse)."""
+    signing_key = load_signing_key(key)
     if verdict == "reject":
-        return reject(flow_id, project=project, by=by, reason=reason)
+        if sets or patch is not None:
+            raise UsageError("a rejection has no correction", hint="approve with --set instead")
+        return reject(flow_id, project=project, by=by, reason=reason, signing_key=signing_key)
     state = read_json_object(context, "--context") if context is not None else None
-    return approve(flow_id, project=project, by=by, context=state)
+    correction = corrections(sets, patch)
+    return approve(
+        flow_id, project=project, by=by, context=state, signing_key=signing_key,
+        correction=correction, reason=reason,
+    )  # fmt: skip

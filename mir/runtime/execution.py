@@ -72,6 +72,8 @@ class FlowState:
     # Every prompt the flow's model calls were made with (infer events' prompt_hash), in
     # order, once each; restored from the stored events when the flow is resumed.
     prompt_hashes: list[str] = field(default_factory=list)
+    # Who asked for the decision (the caller, MIR_USER or the OS user): never its approver.
+    requested_by: str | None = None
 
 
 @dataclass
@@ -82,6 +84,9 @@ class Tail:
     state: FlowState
     by: str = "its run"  # who executes, named to a reviewer who races this flow
     holds_flow: bool = False  # resumed under a flow claim: settle it when finished
+    # A reviewer's correction replaced the model's decision: the final event keeps the
+    # model's proposal beside the record's (corrected) decision, marked as an override.
+    proposal: dict[str, Any] | None = None
 
     def finish(
         self,
@@ -110,6 +115,11 @@ class Tail:
                 "source": self.deps.source,
                 "contract_hash": self.state.contract_hash or self.parts.contract_hash,
                 "prompt_hashes": list(self.state.prompt_hashes),
+                **(
+                    {"proposal": self.proposal, "human_override": True}
+                    if self.proposal is not None
+                    else {}
+                ),
             },
         )
         self.rec.flush()

@@ -60,9 +60,15 @@ class DecisionFlow:
         role: str = "agent",
         priority: int | None = None,
         deadline_ms: int | None = None,
+        requested_by: str | None = None,
     ) -> DecisionRecord:
         return self.decide_opened(
-            input, context, role=role, priority=priority, deadline_ms=deadline_ms
+            input,
+            context,
+            role=role,
+            priority=priority,
+            deadline_ms=deadline_ms,
+            requested_by=requested_by,
         )[0]
 
     def decide_opened(
@@ -73,6 +79,7 @@ class DecisionFlow:
         role: str = "agent",
         priority: int | None = None,
         deadline_ms: int | None = None,
+        requested_by: str | None = None,
     ) -> tuple[DecisionRecord, FlowState | None]:
         """The record, and the opened flow's state (its frozen input and context) when the
         flow got past its snapshot: what a shadow decision re-decides on."""
@@ -80,7 +87,7 @@ class DecisionFlow:
         # The deadline counts from the call, so loading the world and the snapshot are in it.
         deadline_ms = deadline_ms if deadline_ms is not None else contract.serving.deadline_ms
         deadline_at = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
-        opened = open_flow(self.parts, self.deps, input, context, role)
+        opened = open_flow(self.parts, self.deps, input, context, role, requested_by)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
             return opened, None
         tail, snap = opened

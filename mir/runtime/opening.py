@@ -23,9 +23,16 @@ from mir.runtime.snapshot import ContextSnapshot, thaw
 
 
 def open_flow(
-    parts: AgentParts, deps: RuntimeDeps, input: Any, context: Any, role: str
+    parts: AgentParts,
+    deps: RuntimeDeps,
+    input: Any,
+    context: Any,
+    role: str,
+    requested_by: str | None = None,
 ) -> tuple[Tail, ContextSnapshot] | DecisionRecord:
-    """(tail, snapshot) of a flow ready to infer, or the record of one that ended here."""
+    """(tail, snapshot) of a flow ready to infer, or the record of one that ended here.
+    ``requested_by`` (the library API's default: ``$MIR_USER``, else the OS user) is
+    recorded in the snapshot: the requester never approves their own flow."""
     started = perf_counter()
     rec = FlowRecorder(deps.traces, uuid4().hex, parts.name)
     created_at = deps.clock()
@@ -85,6 +92,7 @@ def open_flow(
         state_hash=snap.state_hash,
         started=started,
         context_source=source,
+        requested_by=requested_by,
     )
     tail = Tail(parts, deps, rec, state)
     _snapshot(
@@ -153,6 +161,7 @@ def _snapshot(
             # contract must not revive it at approval.
             "ttl_seconds": parts.contract.ttl_seconds,
             "role": tail.state.role,
+            "requested_by": tail.state.requested_by,
             "created_at": created_at.isoformat(),
         },
     )

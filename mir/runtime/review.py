@@ -52,6 +52,8 @@ class StoredFlow:
     # Keys the trace says the ledger held (a "claimed" event after the claim succeeded):
     # a replay that finds such a key missing from the ledger knows the ledger was lost.
     ledger_claimed: frozenset[str] = frozenset()
+    requested_by: str | None = None  # who asked for the decision (its snapshot says)
+    reviews: tuple[dict[str, Any], ...] = ()  # every review event's data, in order
 
 
 def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
@@ -113,6 +115,8 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
             for e in events
             if e.step == "execute" and e.data.get("phase") == "claimed"
         ),
+        requested_by=str(snap["requested_by"]) if snap.get("requested_by") else None,
+        reviews=tuple(dict(e.data) for e in reviews),
     )
 
 
@@ -126,13 +130,19 @@ def resume_flow(
     reason: str | None = None,
     current_context: Mapping[str, Any] | None = None,
     reload: Callable[[], Sequence[TraceEvent]] | None = None,
+    now: datetime | None = None,
+    review_data: Mapping[str, Any] | None = None,
+    correction: Mapping[str, Any] | None = None,
 ) -> DecisionRecord:
     """Approve, reject or replay ``flow`` under its one claim; the record says who
-    reviewed it, when (as its review event does)."""
-    now = deps.clock()
+    reviewed it, when (as its review event does). ``review_data`` (the signed statement)
+    goes into the review event; ``correction`` replaces fields of the proposal, and the
+    corrected decision is checked and executed instead (the final event keeps both)."""
+    now = now if now is not None else deps.clock()
     record = _resume_flow(
         parts, deps, flow, verdict, by=by, reason=reason, now=now,
         current_context=current_context, reload=reload,
+        review_data=review_data, correction=correction,
     )  # fmt: skip
     return record.model_copy(update={"reviewed_by": by, "reviewed_at": now.isoformat()})
 
@@ -148,6 +158,8 @@ def _resume_flow(
     reason: str | None = None,
     current_context: Mapping[str, Any] | None = None,
     reload: Callable[[], Sequence[TraceEvent]] | None = None,
+    review_data: Mapping[str, Any] | None = None,
+    correction: Mapping[str, Any] | None = None,
 ) -> DecisionRecord:
     """Approve, reject or replay ``flow`` under its one claim.
 
@@ -177,6 +189,8 @@ def _resume_flow(
         "reason": reason,
         # The decision is validated against the contract as it is NOW; say if it moved.
         "contract_changed": parts.contract_hash != flow.contract_hash,
+        "correction": dict(correction) if correction else None,
+        **(review_data or {}),
     }
     decision = flow.decision
     assert decision is not None
@@ -208,6 +222,11 @@ def _resume_flow(
         # Traces keep no secret, so this stored decision is not the one proposed: running
         # it would execute parameters nobody proposed or reviewed.
         return tail.finish("aborted", [*flow.reasons, ReasonCode.DECISION_REDACTED], decision)
+    if correction:
+        # A human override: the corrected decision runs the whole check again (schema,
+        # limits, bindings, role, TTL, the world) and executes instead of the proposal.
+        tail.proposal = dict(decision)
+        decision = {**decision, **correction}
     return tail.execute(decision, status_ok, flow.reasons, current_context=current_context)
 
 

@@ -202,10 +202,16 @@ class ShadowWorker:
         *,
         priority: int | None = None,
         deadline_ms: int | None = None,
+        requested_by: str | None = None,
     ) -> DecisionRecord:
         with self.production():
             record, opened = flow.decide_opened(
-                input, context, role=role, priority=priority, deadline_ms=deadline_ms
+                input,
+                context,
+                role=role,
+                priority=priority,
+                deadline_ms=deadline_ms,
+                requested_by=requested_by,
             )
         if opened is not None:
             self.submit(opened)

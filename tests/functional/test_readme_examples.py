@@ -60,6 +60,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("providers", "python bench/serving.py"): "builds llama-server on its first run (~14"
     " min) and runs callers in-process and against two model servers (minutes);"
     " tests/integration/test_models_serving.py runs the served registry entry",
+    ("reviewers", "mir reviewers"): "keygen writes to the home folder and add needs the key"
+    " it printed: tests/functional/test_reviewers_cli.py runs each command as shown",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }

@@ -59,7 +59,6 @@ def test_review_expire_closes_flows_past_their_ttl(run_mir, app: Path):
     contract = app / "capabilities" / "refunds" / "agents" / "triage.yaml"
     contract.write_text(contract.read_text().replace("ttl_seconds: 300", "ttl_seconds: 1"))
     flow_id = _pending(run_mir, app)
-    assert json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["total"] == 1
     time.sleep(1.2)
     expired = run_mir("review", "expire", cwd=app)
     assert expired.returncode == 0, expired.stderr

@@ -1,0 +1,175 @@
+"""``mir reviewers``: the project's declared reviewers, their keys and web logins."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from mir.cli.output import (
+    chosen_format,
+    console,
+    error_console,
+    format_option,
+    json_option,
+    literal,
+    print_listing,
+    project_option,
+)
+
+if TYPE_CHECKING:
+    from mir.project import Project
+
+PROJECT = project_option()
+
+
+def _project(path: Path | None) -> Project:
+    from mir.project import find_project
+
+    return find_project(path)
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="Declared reviewers (reviewers.toml): keys, roles, web logins.",
+        no_args_is_help=True,
+    )
+
+    @group.command("keygen")
+    def keygen_command(
+        name: str = typer.Argument(help="The reviewer the key is for."),
+        out: Path | None = typer.Option(
+            None,
+            "--out",
+            help="Where to write the private key (default: ~/.config/mir/keys/NAME.key); "
+            "never inside the project's state folder.",
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Make an Ed25519 key pair: the private key goes to a 0600 file, the public key
+        is printed for reviewers.toml."""
+        from mir.errors import MirUserError
+        from mir.reviewers import Reviewer, default_key_path, generate_key, write_private_key
+
+        Reviewer(name=name, public_key="ed25519:" + "A" * 43 + "=")  # the name is valid
+        try:
+            proj = _project(project)
+            state_dir, root = proj.state_dir, proj.root
+        except MirUserError:
+            if project is not None:
+                raise
+            state_dir = root = None  # outside a project: no state folder to avoid
+        key = generate_key()
+        path = write_private_key(key, out if out is not None else default_key_path(name), state_dir)
+        say = error_console()
+        say.print(literal(f"private key written to {path} (keep it secret; never commit it)"))
+        if root is not None and root.resolve() in path.parents:
+            say.print(literal(f"warning: {path} is inside the project: keep it out of git"))
+        say.print(literal("declare it with:"))
+        say.print(literal(f"  mir reviewers add {name} --role ROLE --public-key {key.public_key}"))
+        console().out(key.public_key, highlight=False)
+
+    @group.command("add")
+    def add_command(
+        name: str = typer.Argument(help="The reviewer's name."),
+        roles: list[str] = typer.Option(
+            [],
+            "--role",
+            metavar="ROLE",
+            help="A role (repeat for several), as actions' approvals.roles name.",
+        ),
+        public_key: str = typer.Option(
+            ..., "--public-key", help="ed25519:<base64>, as `mir reviewers keygen` prints."
+        ),
+        replace: bool = typer.Option(
+            False, "--replace", help="Replace a reviewer already declared under that name."
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Declare a reviewer in reviewers.toml (never replaces one without --replace)."""
+        from pydantic import ValidationError
+
+        from mir.errors import UsageError
+        from mir.reviewers import Reviewer, add_reviewer, roster_path
+
+        proj = _project(project)
+        try:
+            reviewer = Reviewer(name=name, roles=tuple(roles), public_key=public_key.strip())
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise UsageError(message) from exc
+        old = add_reviewer(proj.root, reviewer, replace=replace)
+        path = roster_path(proj.root)
+        if old is None:
+            console().print(literal(f"added reviewer {name} to {path}"))
+        else:
+            console().print(
+                literal(
+                    f"replaced reviewer {name} in {path} (was roles "
+                    f"{', '.join(old.roles) or 'none'}, key {old.fingerprint}; now roles "
+                    f"{', '.join(reviewer.roles) or 'none'}, key {reviewer.fingerprint})"
+                )
+            )
+
+    @group.command("list")
+    def list_command(
+        as_json: bool = json_option(),
+        fmt: str | None = format_option(),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """The declared reviewers: name, roles, key fingerprint, whether a web login is set."""
+        from rich.table import Table
+
+        from mir.reviewers import describe, has_login, load_reviewers
+
+        proj = _project(project)
+        shown = chosen_format(fmt, as_json, ("table", "json"))
+        rows = [
+            {**describe(r), "login": has_login(proj.state_dir, r.name)}
+            for r in sorted(load_reviewers(proj.root).values(), key=lambda r: r.name)
+        ]
+        if shown == "json":
+            console().print_json(json.dumps({"reviewers": rows}))
+            return
+        if not rows:
+            console().print("no reviewers declared (add one with `mir reviewers add`)")
+            return
+        table = Table("name", "roles", "key", "web login")
+        for row in rows:
+            table.add_row(
+                literal(row["name"]),
+                literal(", ".join(row["roles"])),
+                literal(row["fingerprint"]),
+                "yes" if row["login"] else "no",
+            )
+        print_listing(table)
+
+    @group.command("password")
+    def password_command(
+        name: str = typer.Argument(help="A declared reviewer."),
+        stdin: bool = typer.Option(
+            False, "--password-stdin", help="Read the password from stdin (first line)."
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Set a reviewer's web-inbox login (stored as a scrypt hash, never in clear)."""
+        import getpass
+
+        from mir.errors import UsageError
+        from mir.reviewers import load_reviewers, reviewer_named, set_password
+
+        proj = _project(project)
+        reviewer_named(load_reviewers(proj.root), name, proj.root)
+        if stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = getpass.getpass(f"password for {name}: ")
+            if getpass.getpass("again: ") != password:
+                raise UsageError("the two passwords differ")
+        set_password(proj.root, proj.state_dir, name, password)
+        console().print(literal(f"web login set for {name}"))
+
+    app.add_typer(group, name="reviewers")

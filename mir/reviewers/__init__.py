@@ -1,0 +1,65 @@
+"""Who may review: declared reviewers (``reviewers.toml``), their Ed25519 keys, signed
+review statements, and web logins (public interface)."""
+
+from mir.reviewers.domain import (
+    Reviewer,
+    Statement,
+    canonical_json,
+    decision_digest,
+    make_statement,
+)
+from mir.reviewers.keys import (
+    KEY_ENV,
+    KEY_FILE_ENV,
+    SigningKey,
+    default_key_path,
+    generate_key,
+    load_signing_key,
+    verify_signature,
+    write_private_key,
+)
+from mir.reviewers.logins import check_login, has_login, logins_path, set_password
+from mir.reviewers.roster import (
+    FILE_NAME,
+    add_reviewer,
+    describe,
+    has_roster,
+    load_reviewers,
+    parse_reviewers,
+    reviewer_named,
+    roster_path,
+)
+from mir.reviewers.signing import Finding, SignedReview, judge_review, key_matches, sign_review
+
+__all__ = [
+    "FILE_NAME",
+    "KEY_ENV",
+    "KEY_FILE_ENV",
+    "Finding",
+    "Reviewer",
+    "SignedReview",
+    "SigningKey",
+    "Statement",
+    "add_reviewer",
+    "canonical_json",
+    "check_login",
+    "decision_digest",
+    "default_key_path",
+    "describe",
+    "generate_key",
+    "has_login",
+    "has_roster",
+    "judge_review",
+    "key_matches",
+    "load_reviewers",
+    "load_signing_key",
+    "logins_path",
+    "make_statement",
+    "parse_reviewers",
+    "reviewer_named",
+    "roster_path",
+    "set_password",
+    "sign_review",
+    "verify_signature",
+    "write_private_key",
+]
