@@ -72,6 +72,7 @@ def build_app() -> typer.Typer:
         new,
         lint,
         run,
+        review,
         reviewers,
         review,
         traces,

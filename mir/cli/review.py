@@ -61,7 +61,7 @@ def build_group() -> typer.Typer:
         if as_json:
             _print_json(page.to_json())
             return
-        _say_expired(page.expired)
+        _say_done(page)
         render_queue(page)
 
     @review.command("expire")
@@ -79,8 +79,29 @@ def build_group() -> typer.Typer:
         if as_json:
             _print_json({"expired": page.expired, "pending": page.total})
             return
-        _say_expired(page.expired, always=True)
+        _say_done(page, always=True)
         console().print(f"{page.total} flow(s) still waiting for review")
+
+    @review.command("remind")
+    def remind_command(
+        agent: str | None = AGENT,
+        as_json: bool = AS_JSON,
+        fmt: str | None = FORMAT,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Remind reviewers of flows still waiting after their contract's
+        review.remind_after ([tool.mir.alerts], once per flow and period; `list` and
+        `expire` do it too). Flows past their TTL are closed as expired first."""
+        from mir.reviews import pending_page
+
+        as_json = chosen_format(fmt, as_json) == "json"
+        page = pending_page(project, limit=1, agent=agent)
+        if as_json:
+            _print_json({"reminded": page.reminded, "expired": page.expired, "notes": page.notes})
+            return
+        _say_done(page, always=True)
+        if not page.reminded:
+            console().print("no reminder due")
 
     review_serve.register(review)
     return review
@@ -90,13 +111,18 @@ def register(app: typer.Typer) -> None:
     app.add_typer(build_group(), name="review")
 
 
-def _say_expired(flow_ids: list[str], *, always: bool = False) -> None:
-    """One line per flow this read closed (stderr for a listing, stdout for expire)."""
+def _say_done(page: PendingPage, *, always: bool = False) -> None:
+    """What the read did besides reading, one line each: flows closed as expired,
+    reminders sent, alerts that failed (on stderr for a listing; stdout otherwise)."""
     out = console() if always else error_console()
-    for flow_id in flow_ids:
+    for flow_id in page.expired:
         out.print(literal(f"expired {flow_id}: waited past its TTL, never executed"))
-    if always and not flow_ids:
+    if always and not page.expired:
         out.print("no flow waited past its TTL")
+    for flow_id in page.reminded:
+        out.print(literal(f"reminded reviewers of {flow_id}"))
+    for note in page.notes:
+        error_console().print(literal(f"warning: {note}"))
 
 
 def _print_json(value: Any) -> None:

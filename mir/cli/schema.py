@@ -85,6 +85,7 @@ def all_schemas() -> dict[str, dict]:
     Composed here because only the shell sees every capability: contracts must not
     depend on the capabilities that read it.
     """
+    from mir.alerts import ReviewSettings
     from mir.boundaries import LintSettings
     from mir.contracts import json_schemas
     from mir.drift import AlertSettings, DriftReport
@@ -99,6 +100,7 @@ def all_schemas() -> dict[str, dict]:
         "model": ModelSettings,
         "traces": TraceSettings,
         "alerts": AlertSettings,
+        "review": ReviewSettings,
         "models": CanarySettings,
     }
     return {

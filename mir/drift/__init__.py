@@ -1,7 +1,6 @@
 """Drift: per-agent metrics (current vs reference window) in DuckDB, and the breaker."""
 
-from mir.drift.alerts import AlertSettings
-from mir.drift.alerts import send as send_alert
+from mir.alerts import AlertSettings, send_alert
 from mir.drift.breaker import Breaker, PeriodicCheck
 from mir.drift.domain import (
     KINDS,

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+from mir.alerts import AlertSettings
+from mir.alerts import send_alert as send
 from mir.drift import storage
-from mir.drift.alerts import AlertSettings, send
 from mir.drift.domain import AgentDrift, DriftReport
 from mir.drift.monitor import _Agent, _known_agents, _project, measure
 from mir.drift.windows import WindowOptions

@@ -34,7 +34,11 @@ class MirSettings(BaseModel):
     traces: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.traces] settings.")
     eval: dict[str, Any] = Field(default_factory=dict, description="[tool.mir.eval] settings.")
     alerts: dict[str, Any] = Field(
-        default_factory=dict, description="[tool.mir.alerts]: where drift warnings go."
+        default_factory=dict,
+        description="[tool.mir.alerts]: where drift warnings and review alerts go.",
+    )
+    review: dict[str, Any] = Field(
+        default_factory=dict, description="[tool.mir.review]: the review inbox's address."
     )
     models: dict[str, Any] = Field(
         default_factory=dict, description="[tool.mir.models]: the canary's automatic rollback."

@@ -3,10 +3,14 @@ reviewer is shown of a decision (its key fields) and of what it waits for."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from mir.alerts import key_fields
+
+__all__ = ["PendingFlow", "PendingPage", "compact", "key_fields", "number", "waits_for"]
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,15 @@ class PendingFlow:
 @dataclass(frozen=True)
 class PendingPage:
     """``items`` (oldest first) from ``offset``; ``total`` pending flows in all; ``expired``
-    the flows this read closed as expired."""
+    the flows this read closed as expired, ``reminded`` those it sent a reminder for,
+    ``notes`` the alerts that failed (best effort: never an error)."""
 
     items: list[PendingFlow]
     total: int
     offset: int = 0
     expired: list[str] = field(default_factory=list)
+    reminded: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,18 +76,9 @@ class PendingPage:
             "offset": self.offset,
             "items": [item.to_json() for item in self.items],
             "expired": list(self.expired),
+            "reminded": list(self.reminded),
+            "notes": list(self.notes),
         }
-
-
-def key_fields(
-    decision: Mapping[str, Any], action_field: str = "action", confidence_field: str = "confidence"
-) -> dict[str, Any]:
-    """What would be executed (the action's parameters: every decision field but the
-    action and the confidence), then the confidence."""
-    fields = {k: v for k, v in decision.items() if k not in (action_field, confidence_field)}
-    if confidence_field in decision:
-        fields[confidence_field] = decision[confidence_field]
-    return fields
 
 
 def number(value: Any) -> float | None:

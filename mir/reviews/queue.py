@@ -14,7 +14,7 @@ decision nobody may approve any more.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +24,8 @@ from mir.contracts import AgentContract, load_contract
 from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.reviews.domain import PendingFlow, PendingPage, key_fields, number, waits_for
+from mir.reviews.reminders import due_reminders
+from mir.reviews.reminders import send as send_reminders
 from mir.traces import TraceStore, resolve_agent
 
 if TYPE_CHECKING:
@@ -45,11 +47,14 @@ flows AS (
 pending AS (SELECT flow_id, agent FROM flows WHERE status = 'pending_review' AND closed = 0)
 SELECT p.flow_id, p.agent,
   epoch_us(TRY_CAST(s.data->>'$.created_at' AS TIMESTAMPTZ)) AS created_us,
-  TRY_CAST(s.data->>'$.ttl_seconds' AS DOUBLE) AS ttl_s
+  TRY_CAST(s.data->>'$.ttl_seconds' AS DOUBLE) AS ttl_s,
+  s.data->>'$.contract' AS contract
 FROM pending p JOIN (SELECT flow_id, data FROM e WHERE step = 'snapshot') s USING (flow_id)
 WHERE coalesce(s.data->>'$.source', 'production') NOT IN ('eval', 'shadow')
 """
 _DUE = "ttl_s IS NOT NULL AND created_us IS NOT NULL AND created_us + ttl_s * 1e6 <= $now"
+_NOT_DUE = f"NOT coalesce({_DUE}, false)"
+_ROW = "flow_id, agent, created_us, ttl_s"
 
 
 @dataclass(frozen=True)
@@ -67,11 +72,13 @@ def pending_page(
     limit: int = 50,
     agent: str | None = None,
     now: datetime | None = None,
+    remind: bool = True,
     flow_id: str | None = None,
 ) -> PendingPage:
     """The flows waiting for review, oldest first: ``limit`` of them from ``offset``, and
-    how many wait in all. Flows past their TTL are closed as ``expired`` first.
-    ``flow_id``: only that flow (exact id), when it waits (the inbox's flow page)."""
+    how many wait in all. Flows past their TTL are closed as ``expired`` first, and the
+    reminders that are due are sent (``remind``; see ``reminders.py``). ``flow_id``: only
+    that flow (exact id), when it waits (the inbox's flow page)."""
     if offset < 0 or not 0 < limit <= MAX_LIMIT:
         raise UsageError(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
@@ -79,11 +86,23 @@ def pending_page(
     proj = _project(project_root)
     when = now or datetime.now(UTC)
     store = TraceStore.for_project(proj)
+    contracts: dict[str, AgentContract | None] = {}
+
+    def contract_of(ref: str) -> AgentContract | None:
+        return _contract(ref, proj.root, contracts)
+
     try:
         name = resolve_agent(store, agent) if agent is not None else None
         with store.analysis() as (con, events, _):
             due, total, rows = _read_queue(con, events, name, when, offset, limit, flow_id)
-            details = _details(con, events, [r.flow_id for r in rows])
+            items = _describe(con, events, rows, contract_of, when)
+
+            def describe(ids: list[str]) -> list[PendingFlow]:
+                return _describe(con, events, _rows(con, ids), contract_of, when)
+
+            reminders = (
+                due_reminders(con, proj, contract_of, describe, when, _NOT_DUE) if remind else []
+            )
         closed: list[str] = []
         if due:
             from mir.runtime import expire_flows
@@ -92,11 +111,37 @@ def pending_page(
             closed = [record.flow_id for record in done.closed]
     finally:
         store.close()
-    contracts: dict[str, AgentContract | None] = {}
-    items = [
-        _pending(row, details.get(row.flow_id, {}), proj.root, contracts, when) for row in rows
-    ]
-    return PendingPage(items=items, total=total, offset=offset, expired=closed)
+    notes = send_reminders(proj, reminders)
+    return PendingPage(
+        items=items,
+        total=total,
+        offset=offset,
+        expired=closed,
+        reminded=[payload["flow_id"] for _period, payload in reminders],
+        notes=notes,
+    )
+
+
+def _describe(
+    con: duckdb.DuckDBPyConnection,
+    events: EventsSql,
+    rows: list[_Row],
+    contract_of: Callable[[str], AgentContract | None],
+    now: datetime,
+) -> list[PendingFlow]:
+    details = _details(con, events, [r.flow_id for r in rows])
+    return [_pending(row, details.get(row.flow_id, {}), contract_of, now) for row in rows]
+
+
+def _rows(con: duckdb.DuckDBPyConnection, flow_ids: list[str]) -> list[_Row]:
+    if not flow_ids:
+        return []
+    found = con.execute(
+        f"SELECT {_ROW} FROM review_queue WHERE list_contains($ids, flow_id) "
+        "ORDER BY created_us NULLS LAST, flow_id",
+        {"ids": flow_ids},
+    ).fetchall()
+    return [_Row(*row) for row in found]
 
 
 def _read_queue(
@@ -120,12 +165,9 @@ def _read_queue(
     now_us = {"now": int(now.timestamp() * 1_000_000)}
     due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()
     due = [row[0] for row in due_rows]
-    total = con.execute(
-        f"SELECT count(*) FROM review_queue WHERE NOT coalesce({_DUE}, false)", now_us
-    ).fetchone()
+    total = con.execute(f"SELECT count(*) FROM review_queue WHERE {_NOT_DUE}", now_us).fetchone()
     page = con.execute(
-        f"SELECT flow_id, agent, created_us, ttl_s FROM review_queue "
-        f"WHERE NOT coalesce({_DUE}, false) "
+        f"SELECT {_ROW} FROM review_queue WHERE {_NOT_DUE} "
         "ORDER BY created_us NULLS LAST, flow_id LIMIT $limit OFFSET $offset",
         {**now_us, "limit": limit, "offset": offset},
     ).fetchall()
@@ -160,14 +202,13 @@ def _details(
 def _pending(
     row: _Row,
     found: Mapping[str, Any],
-    root: Path,
-    contracts: dict[str, AgentContract | None],
+    contract_of: Callable[[str], AgentContract | None],
     now: datetime,
 ) -> PendingFlow:
     snap = found.get("snapshot", {})
     route = found.get("route", {})
     decision = route.get("decision") if isinstance(route.get("decision"), dict) else {}
-    contract = _contract(str(snap.get("contract", "")), root, contracts)
+    contract = contract_of(str(snap.get("contract", "")))
     spec = contract.decision if contract is not None else None
     action_field = spec.action_field if spec is not None else "action"
     confidence_field = spec.confidence_field if spec is not None else "confidence"

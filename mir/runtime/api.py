@@ -39,6 +39,7 @@ from mir.runtime.providers import (
 )
 from mir.runtime.records import DecisionRecord
 from mir.runtime.resuming import corrections, project_ledger, resume
+from mir.runtime.review_alerts import announce_safely, pending_announcer
 from mir.runtime.shadow import ShadowWorker
 from mir.traces import TraceEvent, TraceStore
 
@@ -108,8 +109,11 @@ class Agent:
         requested_by = requested_by or requester()
         how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
         if self.shadow is None:
-            return self._flow.decide(input, context, role=role, **how)
-        return self.shadow.decide(self._flow, input, context, role, **how)
+            record = self._flow.decide(input, context, role=role, **how)
+        else:
+            record = self.shadow.decide(self._flow, input, context, role, **how)
+        announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
+        return record
 
     def replaying(
         self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
@@ -210,6 +214,7 @@ def load_agent(
         source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
+        on_pending=None if evaluating else pending_announcer(proj, parts),
     )
     agent = Agent(parts, deps, owns_traces=owns)
     if watch_models and not evaluating:

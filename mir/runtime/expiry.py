@@ -5,13 +5,15 @@ A pending flow's decision is valid for the contract's ``ttl_seconds`` from its s
 does not revive it). Past that, an approval could only end ``stale`` / ``ttl_expired``;
 expiring it says so without anyone having to try, and takes it off the review queue.
 
-One outcome per flow: the expiry claims the flow in the ledger exactly as ``approve`` and
-``reject`` do (first writer wins). The loser of a race does nothing: an approval that
-claimed first proceeds (and its own TTL check decides), an approval that comes after is
-told the flow is already ``expired``. The flow is closed by one ``final`` event (status
-``expired``, the pending reasons plus ``ttl_expired``, the decision that waited, and
-``data.expired``: when, under which TTL); the claim is settled only once it is on disk.
-Nothing is re-checked or executed, so no user code (executors, loaders) is imported.
+One outcome per flow: the expiry takes the flow's review lock (``resuming.flow_lock``, so
+no partial M-of-N approval writes an event beside it) and claims the flow in the ledger
+exactly as ``approve`` and ``reject`` do (first writer wins). The loser of a race does
+nothing: an approval that claimed first proceeds (its own TTL check decides), and one
+that comes after is told the flow is already ``expired``. The flow is closed by one
+``final`` event (status ``expired``, the pending reasons plus ``ttl_expired``, the
+decision that waited, and ``data.expired``: when, under which TTL); the claim is settled
+only once it is on disk. Nothing is re-checked or executed, so no user code (executors,
+loaders) is imported.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ from typing import Any
 from mir.contracts import load_contract
 from mir.errors import MirUserError
 from mir.project import Project, find_project
-from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.ports import ExecutionLedger, TraceSink
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
+from mir.runtime.resuming import flow_lock, project_ledger
 from mir.runtime.review import StoredFlow, read_flow
-from mir.traces import TraceEvent, TraceSettings, TraceStore
+from mir.traces import TraceEvent, TraceStore
 
 EXPIRED_BY = "expiry"  # the holder name a reviewer who loses the race is told
 
@@ -64,18 +66,14 @@ def expire_flows(
     """Close every flow of ``flow_ids`` that is still pending review and past its TTL."""
     proj = project if isinstance(project, Project) else find_project(_path(project))
     store = traces if traces is not None else TraceStore.for_project(proj)
-    ledger = SqliteExecutionLedger(
-        proj.state_dir / "executions.db",
-        fsync=proj.section("traces", TraceSettings).fsync,
-        redact=getattr(store, "redact", None),
-        legacy=proj.state_dir / "executions",
-    )
+    ledger = project_ledger(proj, store)
     closed: list[DecisionRecord] = []
     held: list[str] = []
     when = now or datetime.now(UTC)
     try:
         for flow_id in flow_ids:
-            outcome = expire_flow(flow_id, store, ledger, proj.root, when)
+            with flow_lock(proj.state_dir, flow_id):
+                outcome = expire_flow(flow_id, store, ledger, proj.root, when)
             if isinstance(outcome, DecisionRecord):
                 closed.append(outcome)
             elif outcome == "held":
@@ -91,7 +89,7 @@ def expire_flow(
     flow_id: str, store: TraceSink, ledger: ExecutionLedger, root: Path, now: datetime
 ) -> DecisionRecord | str:
     """The flow's ``expired`` record, or why not: ``"not_pending"``, ``"not_due"``,
-    ``"held"`` (another holder has its outcome)."""
+    ``"held"`` (another holder has its outcome). The caller holds the flow's lock."""
     found = _pending(flow_id, store.flow(flow_id))
     if found is None:
         return "not_pending"

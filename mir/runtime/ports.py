@@ -172,3 +172,6 @@ class RuntimeDeps:
     # A shadow decision (``source: shadow``): the production flow it shadows, written into
     # its snapshot event (``mir models compare`` pairs the two flows by it).
     shadow_of: str | None = None
+    # Called with the record of a flow that starts waiting for review, once its events
+    # are on disk (the review alert; best effort: its failure never fails the decision).
+    on_pending: Callable[[Any], None] | None = None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -57,7 +59,6 @@ def test_review_expire_closes_flows_past_their_ttl(run_mir, app: Path):
     contract = app / "capabilities" / "refunds" / "agents" / "triage.yaml"
     contract.write_text(contract.read_text().replace("ttl_seconds: 300", "ttl_seconds: 1"))
     flow_id = _pending(run_mir, app)
-    assert json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["total"] == 1
     time.sleep(1.2)
     expired = run_mir("review", "expire", cwd=app)
     assert expired.returncode == 0, expired.stderr
@@ -74,3 +75,32 @@ def test_review_expire_closes_flows_past_their_ttl(run_mir, app: Path):
     assert approve.returncode == 1 and "already expired" in approve.stderr
     assert executed(app) == []
     assert run_mir("review", "list", cwd=app).stdout.strip() == "no flow waits for review"
+
+
+def test_review_remind_alerts_through_the_command_once_per_period(run_mir, app: Path):
+    out = app / "alerts.jsonl"
+    code = f"import sys; open({str(out)!r}, 'a').write(sys.stdin.read() + '\\n')"
+    command = f"{sys.executable} -c {shlex.quote(code)}"
+    pyproject = app / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text()
+        + f"\n[tool.mir.alerts]\ncommand = {json.dumps(command)}\n"
+        + '\n[tool.mir.review]\ninbox_url = "http://127.0.0.1:8765"\n'
+    )
+    contract = app / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(
+        contract.read_text().replace(
+            "  confidence_threshold: 0.7\n", "  confidence_threshold: 0.7\n  remind_after: 5\n"
+        )
+    )
+    flow_id = _pending(run_mir, app)
+    time.sleep(5.1)  # one period; the next starts at 10 s
+    reminded = run_mir("review", "remind", cwd=app)
+    assert reminded.returncode == 0, reminded.stderr
+    assert f"reminded reviewers of {flow_id}" in reminded.stdout
+    again = json.loads(run_mir("review", "remind", "--json", cwd=app).stdout)
+    assert again == {"reminded": [], "expired": [], "notes": []}  # same period
+    alerts = [json.loads(line) for line in out.read_text().splitlines() if line]
+    assert [a["kind"] for a in alerts] == ["review", "remind"]
+    assert {a["link"] for a in alerts} == {f"http://127.0.0.1:8765/flows/{flow_id}"}
+    assert alerts[1]["fields"]["amount"] == 40

@@ -6,7 +6,8 @@ import json
 import shlex
 import sys
 
-from mir.drift.alerts import AlertSettings, send
+from mir.alerts import AlertSettings
+from mir.alerts import send_alert as send
 
 
 def test_the_command_gets_the_payload_on_stdin(tmp_path):

@@ -1,7 +1,11 @@
 """Alerts: ``[tool.mir.alerts]`` ``command`` and/or ``webhook`` get a JSON payload.
 
+Drift sends warnings and suspensions here, the runtime a flow that starts waiting for
+review, the review queue its reminders: one set of channels for all of them.
+
 An alert is best effort: a failing command or an unreachable webhook becomes a note in
-the report, never an error that would stop the breaker from suspending the next agent.
+the report, never an error that would stop the breaker from suspending the next agent
+(or fail a decision).
 ``timeout_s`` is each alert's total deadline, not a per-read timeout: a webhook that
 answers one byte every 2 s (each read inside the timeout) once held a check forever.
 The breaker suspends every agent before it sends any alert.
@@ -19,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class AlertSettings(BaseModel):
-    """``[tool.mir.alerts]``: where drift warnings and suspensions are sent."""
+    """``[tool.mir.alerts]``: where drift warnings and suspensions, and flows waiting for
+    review, are sent."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -27,8 +32,11 @@ class AlertSettings(BaseModel):
         None, description="Run with the JSON payload on stdin, e.g. 'notify-send-drift'."
     )
     webhook: str | None = Field(None, description="POSTed the JSON payload (http or https).")
-    on: list[Literal["warn", "suspend"]] = Field(
-        default_factory=lambda: ["warn", "suspend"], description="Verdicts that alert."
+    on: list[Literal["warn", "suspend", "review", "remind"]] = Field(
+        default_factory=lambda: ["warn", "suspend", "review", "remind"],
+        description="What alerts: drift verdicts (warn, suspend), a flow that starts "
+        "waiting for review (review), one still waiting after the contract's "
+        "review.remind_after (remind).",
     )
     timeout_s: float = Field(
         5.0,
@@ -68,7 +76,7 @@ def _post(url: str, body: bytes, deadline_s: float) -> list[str]:
     request = urllib.request.Request(
         url,
         data=body,
-        headers={"Content-Type": "application/json", "User-Agent": "mir-drift"},
+        headers={"Content-Type": "application/json", "User-Agent": "mir-alerts"},
         method="POST",
     )
     problems: list[str] = []
@@ -80,7 +88,7 @@ def _post(url: str, body: bytes, deadline_s: float) -> list[str]:
         except (OSError, ValueError) as exc:
             problems.append(f"alert webhook failed ({exc}): {url}")
 
-    thread = threading.Thread(target=deliver, name="mir-drift-alert", daemon=True)
+    thread = threading.Thread(target=deliver, name="mir-alert", daemon=True)
     thread.start()
     thread.join(deadline_s)
     if thread.is_alive():
