@@ -9,6 +9,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 if TYPE_CHECKING:
     from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.preview import preview_prompt
+    from mir.runtime.review_audit import audit_reviews
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -21,6 +22,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import preview
 
         return preview.preview_prompt
+    if name == "audit_reviews":
+        from mir.runtime import review_audit
+
+        return review_audit.audit_reviews
     if name in _API:
         from mir.runtime import api
 
@@ -35,6 +40,7 @@ __all__ = [
     "DecisionRecord",
     "ReasonCode",
     "approve",
+    "audit_reviews",
     "list_agents",
     "load_agent",
     "preview_prompt",
