@@ -185,13 +185,21 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Check the traces against their manifest and re-hash the chain: detects edited,
-        removed, reordered or added lines, deleted segments and a deleted database."""
+        removed, reordered or added lines, deleted segments and a deleted database. Then
+        check every review's signature against reviewers.toml: unsigned (where the action
+        requires signatures), forged, wrong-key and unknown-reviewer approvals."""
+        from mir.project import find_project
+        from mir.runtime import audit_reviews
         from mir.traces import verify_traces
 
         with open_store(project) as store:
             report = verify_traces(store, full=full)
+            # Signatures are checked even when the chain is broken: an edited review is
+            # then named by its flow, whatever else was edited.
+            audit = audit_reviews(find_project(project), store)
         render_integrity(report, store.segments_dir)
-        if not report.ok:
+        render_reviews(audit)
+        if not report.ok or not audit.ok:
             raise typer.Exit(1)
 
     app.add_typer(traces, name="traces")
@@ -318,6 +326,23 @@ def _print_reviews(events: list[TraceEvent]) -> None:
                     f"model's {json.dumps(data.get('proposal'), ensure_ascii=False)}"
                 )
             )
+
+
+def render_reviews(audit: Any) -> None:
+    out = console()
+    for item in audit.findings:
+        where = f" (event {item.seq})" if item.seq >= 0 else ""
+        out.print(
+            f"flow {item.flow_id}{where}: {item.kind}: review by {item.reviewer}: {item.detail}",
+            markup=False,
+            highlight=False,
+        )
+    verdict = "ok" if audit.ok else f"{len(audit.findings)} bad review(s)"
+    out.print(
+        f"reviews: {audit.reviews} checked, {audit.signed} signed: {verdict}",
+        markup=False,
+        highlight=False,
+    )
 
 
 def render_integrity(report: IntegrityReport, folder: Path) -> None:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.preview import preview_prompt
+    from mir.runtime.review_audit import audit_reviews
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -22,6 +23,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import preview
 
         return preview.preview_prompt
+    if name == "audit_reviews":
+        from mir.runtime import review_audit
+
+        return review_audit.audit_reviews
     if name in ("Expiry", "expire_flows"):
         from mir.runtime import expiry
 
@@ -41,6 +46,7 @@ __all__ = [
     "Expiry",
     "ReasonCode",
     "approve",
+    "audit_reviews",
     "expire_flows",
     "list_agents",
     "load_agent",

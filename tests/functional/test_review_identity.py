@@ -175,3 +175,76 @@ def test_without_reviewers_toml_an_approvals_rule_cannot_be_met(run_mir, app):
     done = run_mir("approve", flow, "--by", "ana", cwd=app)
     assert done.returncode == 2 and "no reviewers.toml" in done.stderr
     assert executed(app) == []
+
+
+def edit_review(app: Path, flow: str, change) -> None:
+    """Rewrite the flow's review event where it is stored: its segment file or, once
+    compacted, the database (the chain then breaks too)."""
+    import duckdb
+
+    for segment in (app / ".mir" / "traces" / "segments").glob("*.jsonl"):
+        lines = segment.read_text().splitlines()
+        for i, raw in enumerate(lines):
+            line = json.loads(raw)
+            if line.get("flow_id") == flow and line.get("step") == "review":
+                change(line["data"])
+                lines[i] = json.dumps(line)
+        segment.write_text("\n".join(lines) + "\n")
+    con = duckdb.connect(str(app / ".mir" / "traces" / "traces.duckdb"))
+    try:
+        for (data,) in con.execute(
+            "SELECT data FROM events WHERE flow_id = ? AND step = 'review'", [flow]
+        ).fetchall():
+            parsed = json.loads(data)
+            change(parsed)
+            con.execute(
+                "UPDATE events SET data = ? WHERE flow_id = ? AND step = 'review'",
+                [json.dumps(parsed), flow],
+            )
+    finally:
+        con.close()
+
+
+def test_verify_names_the_flow_of_an_edited_missing_or_foreign_signature(run_mir, app, tmp_path):
+    from mir.reviewers import Statement, generate_key
+
+    require(app, "{roles: [lead], count: 1, signed: true}")
+    ana = declare(run_mir, app, tmp_path, "ana")
+    flows = []
+    for _ in range(4):
+        flow = pending(run_mir, app)
+        assert approve(run_mir, app, flow, "ana", ana).returncode == 0
+        flows.append(flow)
+    clean = run_mir("traces", "verify", cwd=app)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "reviews: 4 checked, 4 signed: ok" in clean.stdout
+    mallory = generate_key()
+
+    def foreign(data):
+        data["signature"] = mallory.sign(Statement.model_validate(data["statement"]))
+        data["signer_key"] = mallory.public_key
+
+    def edited_statement(data):
+        data["statement"]["at"] = data["at"] = "2026-01-01T00:00:00+00:00"
+
+    def flipped(data):
+        data["signature"] = (
+            data["signature"][:10]
+            + ("A" if data["signature"][10] != "A" else "B")
+            + data["signature"][11:]
+        )
+
+    def stripped(data):
+        data["statement"] = data["signature"] = data["signer_key"] = None
+
+    for flow, change in zip(flows, (foreign, edited_statement, flipped, stripped), strict=True):
+        edit_review(app, flow, change)
+    done = run_mir("traces", "verify", cwd=app)
+    assert done.returncode == 1
+    found = {line.split()[1]: line for line in done.stdout.splitlines() if line.startswith("flow ")}
+    assert "wrong_key" in found[flows[0]]
+    assert "forged" in found[flows[1]] and "forged" in found[flows[2]]
+    assert "unsigned" in found[flows[3]]
+    (app / "reviewers.toml").write_text("")  # ana no longer declared
+    gone = run_mir("traces", "verify", cwd=app)
+    assert gone.returncode == 1 and "unknown_reviewer" in gone.stdout
