@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from mir.project import find_project
 from mir.traces import TraceStore
+from tests.conftest import MIR_EXE
 from tests.support.inbox import PASSWORDS, executed, inbox_project, pend, refund, require, served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -155,3 +157,8 @@ def test_review_three_flows_in_chromium(browser, tmp_path: Path) -> None:
         e.data["signature"] for f in (approve_me, reject_me, correct_me)
         for e in stories[f] if e.step == "review"
     )  # fmt: skip
+    # every signature checks out against reviewers.toml
+    verified = subprocess.run(
+        [str(MIR_EXE), "traces", "verify"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
