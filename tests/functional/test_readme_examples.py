@@ -62,6 +62,10 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " tests/integration/test_models_serving.py runs the served registry entry",
     ("reviewers", "mir reviewers"): "keygen writes to the home folder and add needs the key"
     " it printed: tests/functional/test_reviewers_cli.py runs each command as shown",
+    ("inbox", "mir reviewers password"): "asks for the password on a terminal:"
+    " tests/support/inbox.py sets logins with mir.reviewers.set_password",
+    ("inbox", "mir review serve"): "serves until stopped: tests/integration/"
+    "test_inbox_browser.py starts it, logs in and reviews in Chromium",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
