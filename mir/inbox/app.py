@@ -27,7 +27,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mir.inbox.flows import FlowPages
+from mir.inbox.flows import FLOW_ID, FlowPages
 from mir.inbox.guards import (
     CSRF_FIELD,
     SECURITY_HEADERS,
@@ -111,18 +111,20 @@ class Inbox:
     # -- login ------------------------------------------------------------------------
 
     async def login_page(self, request: Request) -> Response:
+        goto = next_page(request.query_params.get("next"))
         if self.reviewer(request) is not None:
-            return RedirectResponse("/", status_code=303)
-        return self.pages.render("login.html.j2", request, **self.chrome(request))
+            return RedirectResponse(goto, status_code=303)
+        return self.pages.render("login.html.j2", request, goto=goto, **self.chrome(request))
 
     async def login(self, request: Request) -> Response:
         form = await self.checked_form(request)
         if isinstance(form, Response):
             return form
         name, password = form.get("name", "").strip(), form.get("password", "")
+        goto = next_page(form.get("next"))
         if self.brake.blocked(name):
             return self.pages.render(
-                "login.html.j2", request, status=429, **self.chrome(request),
+                "login.html.j2", request, status=429, goto=goto, **self.chrome(request),
                 error="too many failed logins for this name: wait a minute",
             )  # fmt: skip
         ok = bool(name) and await run_in_threadpool(
@@ -131,7 +133,7 @@ class Inbox:
         if not ok:
             self.brake.failed(name)
             return self.pages.render(
-                "login.html.j2", request, status=401, **self.chrome(request),
+                "login.html.j2", request, status=401, goto=goto, **self.chrome(request),
                 error="wrong reviewer name or password", name=name,
             )  # fmt: skip
         self.brake.succeeded(name)
@@ -139,7 +141,7 @@ class Inbox:
         sid = secrets.token_urlsafe(24)
         self.sessions.add(sid)
         request.session.update({"sid": sid, "reviewer": name, "csrf": new_token()})
-        return RedirectResponse("/", status_code=303)
+        return RedirectResponse(goto, status_code=303)
 
     async def logout(self, request: Request) -> Response:
         form = await self.checked_form(request)
@@ -159,6 +161,14 @@ class Inbox:
         )
         return self.pages.render("refused.html.j2", request, status=500, why=why, failed=True,
                                  **self.chrome(request))  # fmt: skip
+
+
+def next_page(raw: str | None) -> str:
+    """Where a login goes on: a flow's page of this inbox (an alert's link), else the
+    queue; never another site (``//evil.example``) nor any other path."""
+    if raw and raw.startswith("/flows/") and FLOW_ID.fullmatch(raw.removeprefix("/flows/")):
+        return raw
+    return "/"
 
 
 class SecurityHeaders:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 VERDICTS = ("approve", "reject", "correct")
 MAX_REASON = 2000
-_FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 
 class FlowPages:
@@ -73,8 +73,10 @@ class FlowPages:
     async def flow_page(self, request: Request) -> Response:
         inbox = self.inbox
         reviewer = inbox.reviewer(request)
-        if reviewer is None:
-            return RedirectResponse("/login", status_code=303)
+        if reviewer is None:  # an alert's link: back here once logged in
+            flow_id = request.path_params["flow_id"]
+            target = f"/login?next=/flows/{flow_id}" if FLOW_ID.fullmatch(flow_id) else "/login"
+            return RedirectResponse(target, status_code=303)
         item = await self._find(request.path_params["flow_id"])
         if item is None:
             return self.gone(request, request.path_params["flow_id"])
@@ -91,7 +93,7 @@ class FlowPages:
         )  # fmt: skip
 
     def gone(self, request: Request, flow_id: str) -> Response:
-        shown = flow_id if _FLOW_ID.fullmatch(flow_id) else "?"
+        shown = flow_id if FLOW_ID.fullmatch(flow_id) else "?"
         return self.inbox.pages.render(
             "gone.html.j2", request, status=404, flow_id=shown, **self.inbox.chrome(request)
         )
@@ -155,7 +157,7 @@ class FlowPages:
         return RedirectResponse("/", status_code=303)
 
     async def _find(self, flow_id: str) -> Pending | None:
-        if not _FLOW_ID.fullmatch(flow_id):
+        if not FLOW_ID.fullmatch(flow_id):
             return None
         item = await run_in_threadpool(self.inbox.queue.find, flow_id)
         return item if item is not None and item.flow_id == flow_id else None

@@ -152,3 +152,23 @@ def test_hostile_reviewer_reasons_and_names_stay_text(project: Path) -> None:
         answer = client.post(f"/flows/{flow}/reject", data={"csrf": token, "reason": reason})
         assert answer.status_code == 303
         assert "<script>" not in client.get("/").text
+
+
+def test_an_alerts_link_leads_back_to_its_flow_after_login_and_nowhere_else(
+    project: Path,
+) -> None:
+    [flow] = pend(project, refund())
+    with _client(project) as client:
+        answer = client.get(f"/flows/{flow}")
+        assert answer.headers["location"] == f"/login?next=/flows/{flow}"
+        page = client.get(answer.headers["location"]).text
+        assert f'name="next" value="/flows/{flow}"' in page
+        for hostile in ("//evil.example/flows/x", "https://evil.example", "/logout", "/flows/../x"):
+            form = {"csrf": csrf_of(page), "name": "ana", "password": PASSWORDS["ana"]}
+            done = client.post("/login", data={**form, "next": hostile})
+            assert done.headers["location"] == "/", hostile
+            client.cookies.clear()
+            page = client.get("/login").text
+        form = {"csrf": csrf_of(page), "name": "ana", "password": PASSWORDS["ana"]}
+        done = client.post("/login", data={**form, "next": f"/flows/{flow}"})
+        assert done.headers["location"] == f"/flows/{flow}"
