@@ -103,6 +103,69 @@ def build_group() -> typer.Typer:
         if not page.reminded:
             console().print("no reminder due")
 
+    @review.command("export")
+    def export_command(
+        to_eval: bool = typer.Option(
+            False,
+            "--eval",
+            help="Append reviewed flows to the agent's eval suite as cases tagged "
+            "from-review (never one whose input and world a case already holds).",
+        ),
+        suite: Path | None = typer.Option(
+            None, "--suite", dir_okay=False, help="The suite file (default: the agent's)."
+        ),
+        sft: Path | None = typer.Option(
+            None,
+            "--sft",
+            dir_okay=False,
+            help="Write chat-format JSONL (rendered prompt, settled decision) to this file.",
+        ),
+        agent: str | None = AGENT,
+        as_json: bool = AS_JSON,
+        fmt: str | None = FORMAT,
+        project: Path | None = PROJECT,
+    ) -> None:
+        """What reviewers decided, as eval cases (--eval) and fine-tuning data (--sft):
+        approvals and corrections are the expected decision, a rejection expects
+        another action."""
+        from mir.reviews import export_reviews
+
+        as_json = chosen_format(fmt, as_json) == "json"
+        report = export_reviews(project, to_eval=to_eval, suite=suite, sft=sft, agent=agent)
+        for note in report.notes:
+            error_console().print(literal(f"note: {note}"))
+        if as_json:
+            _print_json(
+                {
+                    "reviewed": report.reviewed,
+                    "suites": [
+                        {
+                            "agent": s.agent,
+                            "suite": str(s.suite),
+                            "added": s.added,
+                            "duplicates": s.duplicates,
+                        }
+                        for s in report.suites
+                    ],
+                    "sft": str(report.sft) if report.sft else None,
+                    "sft_lines": report.sft_lines,
+                    "notes": report.notes,
+                }
+            )
+            return
+        out = console()
+        if not report.reviewed:
+            out.print("no reviewed flows")
+        for s in report.suites:
+            out.print(
+                literal(
+                    f"{s.agent}: {len(s.added)} case(s) added to {s.suite}"
+                    + (f", {len(s.duplicates)} already there" if s.duplicates else "")
+                )
+            )
+        if report.sft is not None:
+            out.print(literal(f"{report.sft_lines} chat(s) written to {report.sft}"))
+
     review_serve.register(review)
     return review
 

@@ -1,10 +1,10 @@
 """The review queue, read from the trace store in SQL (``TraceStore.analysis()``).
 
-A flow waits for review when its latest status is ``pending_review``, it has no
-``final`` event and no ``execute`` event (an approval under way, or a replay), and it
-is neither an eval nor a shadow flow (their decisions never execute). One aggregate over
-the snapshot / route / review / final / execute events finds them all, with each one's
-creation time and TTL from its snapshot; only the page shown is read in full.
+A flow waits for review when its latest status is ``pending_review`` (only a pending
+route event and a final event set one), it has no ``final`` event and no ``execute``
+event (an approval under way, or a replay), and it is neither an eval nor a shadow flow
+(their decisions never execute). One anti-join of flow ids finds them all, then each
+one's creation time and TTL come from its snapshot; only the page shown is read in full.
 
 Every read closes the flows past their TTL first (``mir.runtime.expire_flows``: status
 ``expired``, traced, never executed, one outcome per flow), so a queue never shows a
@@ -35,22 +35,25 @@ if TYPE_CHECKING:
 
 MAX_LIMIT = 10_000
 
+# Only a pending route event and a final event set a flow's status, so a flow waits when
+# it has the first and neither a final nor an execute event (an approval under way): a
+# hash anti-join of flow ids, no JSON parsed. Then only those flows' snapshots are parsed,
+# each once (one json_extract of three paths); a snapshot's `at` is its created_at.
 _QUEUE = """
 CREATE OR REPLACE TEMP TABLE review_queue AS
-WITH e AS ({events}),
-flows AS (
-  SELECT flow_id, arg_min(agent, seq) AS agent,
-    arg_max(status, seq) FILTER (WHERE status IS NOT NULL) AS status,
-    count(*) FILTER (WHERE step IN ('final', 'execute')) AS closed
-  FROM e GROUP BY flow_id
+WITH pending AS (
+  SELECT DISTINCT flow_id FROM ({waiting})
+  ANTI JOIN (SELECT flow_id FROM ({closed})) USING (flow_id)
 ),
-pending AS (SELECT flow_id, agent FROM flows WHERE status = 'pending_review' AND closed = 0)
-SELECT p.flow_id, p.agent,
-  epoch_us(TRY_CAST(s.data->>'$.created_at' AS TIMESTAMPTZ)) AS created_us,
-  TRY_CAST(s.data->>'$.ttl_seconds' AS DOUBLE) AS ttl_s,
-  s.data->>'$.contract' AS contract
-FROM pending p JOIN (SELECT flow_id, data FROM e WHERE step = 'snapshot') s USING (flow_id)
-WHERE coalesce(s.data->>'$.source', 'production') NOT IN ('eval', 'shadow')
+snapshots AS (
+  SELECT flow_id, agent, epoch_us("at") AS created_us,
+    json_extract(data, ['$.ttl_seconds', '$.source', '$.contract']) AS j
+  FROM ({snapshots}) SEMI JOIN pending USING (flow_id)
+)
+SELECT flow_id, agent, created_us, TRY_CAST(j[1] AS DOUBLE) AS ttl_s,
+  j[3] ->> '$' AS contract
+FROM snapshots
+WHERE coalesce(j[2] ->> '$', 'production') NOT IN ('eval', 'shadow')
 """
 _DUE = "ttl_s IS NOT NULL AND created_us IS NOT NULL AND created_us + ttl_s * 1e6 <= $now"
 _NOT_DUE = f"NOT coalesce({_DUE}, false)"
@@ -153,15 +156,20 @@ def _read_queue(
     limit: int,
     flow_id: str | None = None,
 ) -> tuple[list[str], int, list[_Row]]:
-    where = "step IN ('snapshot', 'route', 'final', 'execute')"
-    params: dict[str, Any] = {}
+    scope, params = "true", {}
     if agent is not None:
-        where += " AND agent = $agent"
-        params["agent"] = agent
+        scope, params = "agent = $agent", {"agent": agent}
     if flow_id is not None:
-        where += " AND flow_id = $flow"
+        scope += " AND flow_id = $flow"
         params["flow"] = flow_id
-    con.execute(_QUEUE.format(events=events(where)), params)
+    con.execute(
+        _QUEUE.format(
+            waiting=events(f"step = 'route' AND status = 'pending_review' AND {scope}"),
+            closed=events(f"step IN ('final', 'execute') AND {scope}"),
+            snapshots=events(f"step = 'snapshot' AND {scope}"),
+        ),
+        params,
+    )
     now_us = {"now": int(now.timestamp() * 1_000_000)}
     due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()
     due = [row[0] for row in due_rows]

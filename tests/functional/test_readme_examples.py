@@ -66,6 +66,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " tests/support/inbox.py sets logins with mir.reviewers.set_password",
     ("inbox", "mir review serve"): "serves until stopped: tests/integration/"
     "test_inbox_browser.py starts it, logs in and reviews in Chromium",
+    ("review-queue", "mir review"): "needs flows waiting for review and reviewed ones:"
+    " tests/functional/test_review_queue_cli.py and test_review_export_cli.py run each"
+    " command as shown",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
