@@ -187,6 +187,10 @@ def _review(
     if by is None and key is not None:  # the reviewer whose declared key this is
         by = next((r.name for r in reviewers.values() if r.public_key == key.public_key), None)
     by = by or current_user()
+    redact = getattr(deps.traces, "redact", None)
+    if declared and by not in reviewers and redact is not None and redact(by) != by:
+        # never echoed: a refusal is printed, and a secret in it would be shown
+        raise UsageError("--by holds a secret and names no declared reviewer: refused")
     if flow.phase != "pending" or flow.decision is None:
         if correction:
             raise UsageError(f"flow {flow.flow_id} is not pending review: nothing to correct")
