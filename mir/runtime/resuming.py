@@ -186,12 +186,12 @@ def _review(
     declared = has_roster(project.root)
     if by is None and key is not None:  # the reviewer whose declared key this is
         by = next((r.name for r in reviewers.values() if r.public_key == key.public_key), None)
-    by = by or current_user()
     redact = getattr(deps.traces, "redact", None)
-    if declared and by not in reviewers and redact is not None and redact(by) != by:
+    if by and declared and by not in reviewers and redact is not None and redact(by) != by:
         # never echoed: a refusal is printed, and a secret in it would be shown
         raise UsageError("--by holds a secret and names no declared reviewer: refused")
     if flow.phase != "pending" or flow.decision is None:
+        by = by or current_user()
         if correction:
             raise UsageError(f"flow {flow.flow_id} is not pending review: nothing to correct")
         # An interrupted flow is replayed (its decision was approved already), an ended
@@ -200,6 +200,12 @@ def _review(
             parts, deps, flow, verdict, by=by, reason=reason,  # type: ignore[arg-type]
             current_context=context, reload=reload,
         )  # fmt: skip
+    if by is None and declared and current_user() not in reviewers:
+        raise UsageError(
+            "no reviewer named: unsigned and anonymous reviews are refused here",
+            hint="pass --key FILE (signs it, and names the reviewer whose key it is) or --by NAME",
+        )
+    by = by or current_user()
     contract = parts.contract
     action_field = contract.decision.action_field
     proposal = dict(flow.decision)

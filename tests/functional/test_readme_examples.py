@@ -62,6 +62,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " tests/integration/test_models_serving.py runs the served registry entry",
     ("reviewers", "mir reviewers"): "keygen writes to the home folder and add needs the key"
     " it printed: tests/functional/test_reviewers_cli.py runs each command as shown",
+    ("reviewers", "mir"): "needs declared reviewers with keys and an approvals rule:"
+    " tests/functional/test_review_identity.py runs each of these",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
