@@ -7,7 +7,10 @@
 2. copy the support-desk example, lint its boundaries;
 3. run the refund-triage agent on sample tickets with SmolLM2 through llama.cpp: each
    model output is a proposal that the integrity check validates before anything runs;
-4. approve the decisions a human must review (``mir approve``);
+4. approve the decisions a human must review: a support lead's key is made in the work
+   folder, outside the project (``mir reviewers keygen``), declared in reviewers.toml
+   (``mir reviewers add``), and every approval is signed with it (``mir approve --key``);
+   ``mir traces verify`` then checks the signatures;
 5. list the traces and show one flow step by step;
 6. gate a change with ``mir eval``: the example's 22-case suite, replayed offline from
    the embedded model's recorded answers, against the committed baseline (exit 0), then
@@ -111,12 +114,21 @@ def decide(project: Path) -> list[dict]:
 
 
 def review(project: Path, records: list[dict]) -> None:
-    banner("4. Human review: approve what the agent was not sure about")
+    banner("4. Human review: a support lead approves, signed with their own key")
+    # The private key lives beside the project, never inside it (nor under .mir/).
+    key = project.parent / "keys" / "demo-lead.key"
+    made = mir("reviewers", "keygen", "demo-lead", "--out", str(key), cwd=project)
+    public_key = made.stdout.strip()
+    mir(
+        "reviewers", "add", "demo-lead", "--role", "support_lead", "--public-key", public_key,
+        cwd=project,
+    )  # fmt: skip
     pending = [r for r in records if r["status"] == "pending_review"]
     if not pending:
-        print("No decision fell below the review threshold in this run.")
+        print("No decision waited for a human in this run.")
     for record in pending:
-        mir("approve", record["flow_id"], "--by", "demo-reviewer", cwd=project)
+        mir("approve", record["flow_id"], "--key", str(key), cwd=project)
+    mir("traces", "verify", cwd=project)
 
 
 def evaluate(project: Path) -> None:

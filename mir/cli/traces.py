@@ -196,7 +196,7 @@ def register(app: typer.Typer) -> None:
             report = verify_traces(store, full=full)
             # Signatures are checked even when the chain is broken: an edited review is
             # then named by its flow, whatever else was edited.
-            audit = audit_reviews(find_project(project), store)
+            audit = audit_reviews(find_project(project), store, full=full)
         render_integrity(report, store.segments_dir)
         render_reviews(audit)
         if not report.ok or not audit.ok:

@@ -1,6 +1,7 @@
 """``approve`` / ``reject`` of a stored flow: who may, signed how, how many, corrected.
 
-Every review of one flow runs under that flow's lock (``<state_dir>/reviews/<id>.lock``,
+Every review of one flow runs under that flow's lock (``<state_dir>/reviews/<h>.lock``,
+``h`` the first 32 hex digits of the sha256 of the flow id;
 an exclusive ``flock``), and reads the flow's events only once it holds it: two racing
 approvals are counted one after the other, so the Nth executes and the one after it finds
 the flow ended. The execution itself is still claimed in the ledger (one outcome per
@@ -12,6 +13,7 @@ correction the contract refuses) are raised before anything is written or claime
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -83,7 +85,9 @@ def corrections(sets: Sequence[str] = (), patch: str | None = None) -> dict[str,
 def flow_lock(state_dir: Path, flow_id: str) -> Iterator[None]:
     folder = state_dir / "reviews"
     folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / f"{flow_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    # Named by a hash: a flow id is the caller's text until the store has confirmed it.
+    name = hashlib.sha256(flow_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + LOCK_WAIT_S
         while True:
@@ -186,8 +190,12 @@ def _review(
     declared = has_roster(project.root)
     if by is None and key is not None:  # the reviewer whose declared key this is
         by = next((r.name for r in reviewers.values() if r.public_key == key.public_key), None)
-    by = by or current_user()
+    redact = getattr(deps.traces, "redact", None)
+    if by and declared and by not in reviewers and redact is not None and redact(by) != by:
+        # never echoed: a refusal is printed, and a secret in it would be shown
+        raise UsageError("--by holds a secret and names no declared reviewer: refused")
     if flow.phase != "pending" or flow.decision is None:
+        by = by or current_user()
         if correction:
             raise UsageError(f"flow {flow.flow_id} is not pending review: nothing to correct")
         # An interrupted flow is replayed (its decision was approved already), an ended
@@ -196,6 +204,12 @@ def _review(
             parts, deps, flow, verdict, by=by, reason=reason,  # type: ignore[arg-type]
             current_context=context, reload=reload,
         )  # fmt: skip
+    if by is None and declared and current_user() not in reviewers:
+        raise UsageError(
+            "no reviewer named: unsigned and anonymous reviews are refused here",
+            hint="pass --key FILE (signs it, and names the reviewer whose key it is) or --by NAME",
+        )
+    by = by or current_user()
     contract = parts.contract
     action_field = contract.decision.action_field
     proposal = dict(flow.decision)

@@ -12,6 +12,7 @@ action requires is ``short``. An action's rule is read from the contract as it i
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,68 +47,134 @@ class ReviewAudit:
 
 
 _QUERY = """
-SELECT flow_id, agent, seq, step, status,
-       CASE WHEN step = 'snapshot' THEN json_object(
-                'contract', json_extract_string(data, '$.contract'),
-                'requested_by', json_extract_string(data, '$.requested_by'))
-            WHEN step = 'review' THEN data
-            WHEN status = 'pending_review'
-                THEN json_object('decision', json_extract(data, '$.decision'))
-            ELSE NULL END
-FROM ({events})
-WHERE flow_id IN (SELECT flow_id FROM ({reviews}))
-ORDER BY flow_id, seq
+WITH ev AS ({events}),
+pending AS (SELECT flow_id, arg_max(data, seq) AS data FROM ev
+            WHERE status = 'pending_review' GROUP BY flow_id),
+snap AS (SELECT flow_id, any_value(json_extract_string(data, '$.contract')) AS contract,
+                any_value(json_extract_string(data, '$.requested_by')) AS requested_by
+         FROM ev WHERE step = 'snapshot' GROUP BY flow_id),
+final AS (SELECT flow_id, arg_max(status, seq) AS status FROM ev
+          WHERE step = 'final' GROUP BY flow_id),
+review AS (SELECT flow_id, agent, seq, data FROM ev WHERE step = 'review')
+SELECT f.flow_id, coalesce(r.agent, '?'), r.seq, r.data, p.data, s.contract,
+       s.requested_by, fin.status
+FROM (SELECT flow_id FROM pending UNION SELECT flow_id FROM review) f
+LEFT JOIN review r USING (flow_id)
+LEFT JOIN pending p USING (flow_id)
+LEFT JOIN snap s USING (flow_id)
+LEFT JOIN final fin USING (flow_id)
+WHERE r.flow_id IS NOT NULL OR fin.status = 'executed'
+ORDER BY f.flow_id, r.seq
 """
+WHERE = "step IN ('snapshot', 'review', 'final') OR status = 'pending_review'"
 
 
-def audit_reviews(project: Project, store: Any) -> ReviewAudit:
-    """Judge every review event in ``store`` (a ``TraceStore``)."""
+def audit_reviews(project: Project, store: Any, *, full: bool = False) -> ReviewAudit:
+    """Judge every review event in ``store`` (a ``TraceStore``). A review judged ``ok``
+    before, under the same reviewers.toml and contract, and unchanged since (the sha256
+    of its flow id, pending decision and review event), is not verified again unless
+    ``full``: one Ed25519 verification costs ~0.1-0.2 ms here."""
     audit = ReviewAudit()
     reviewers = load_reviewers(project.root)
     declared = has_roster(project.root)
-    contracts: dict[str, AgentContract | None] = {}
+    roster = _file_hash(project.root / "reviewers.toml")
+    contracts: dict[str, tuple[AgentContract | None, str]] = {}
+    seen = {} if full else _read_checked(project.state_dir)
+    checked: list[str] = []
     with store.analysis() as (con, events, _):
-        rows = con.execute(
-            _QUERY.format(
-                events=events(
-                    "step IN ('snapshot', 'review', 'final') OR status = 'pending_review'"
-                ),
-                reviews=events("step = 'review' OR status = 'pending_review'"),
-            )
-        ).fetchall()
+        rows = con.execute(_QUERY.format(events=events(WHERE))).fetchall()
     flow: dict[str, Any] = {}
-    for flow_id, agent, seq, step, status, data in rows:
+    for flow_id, agent, seq, review, pending, ref, requested_by, final in rows:
         if flow.get("id") != flow_id:
-            _close(flow, audit)
-            flow = {"id": flow_id, "agent": agent, "approved": [], "rule": None}
-        parsed = json.loads(data) if data else {}
-        if step == "snapshot":
-            flow["requested_by"] = parsed.get("requested_by")
-            flow["contract"] = _contract(project.root, parsed.get("contract"), contracts)
-        elif step == "review":
-            _judge(flow, seq, parsed, audit, reviewers, declared)
-        elif status == "pending_review" and isinstance(parsed.get("decision"), dict):
-            flow["decision"] = parsed["decision"]
-        if step == "final":
-            flow["final"] = status
-    _close(flow, audit)
+            _close(flow, audit, seen, checked)
+            contract, contract_hash = _contract(project.root, ref, contracts)
+            flow = {
+                "id": flow_id, "agent": agent, "approved": [], "rule": None, "final": final,
+                "requested_by": requested_by, "contract": contract, "pending": pending,
+                "keys": [], "base": f"{roster}:{contract_hash}:{flow_id}:{requested_by}",
+            }  # fmt: skip
+        if review is None:
+            continue
+        audit.reviews += 1
+        key = hashlib.sha256(f"{flow['base']}\0{pending}\0{review}".encode()).hexdigest()
+        flow["keys"].append(key)
+        known = seen.get(key)
+        if known is not None:  # judged ok before, unchanged since
+            by, verdict, signed = known
+            audit.signed += signed == "1"
+            if verdict == "approve":
+                flow["approved"].append(by)
+            continue
+        data = json.loads(review)
+        by = str(data.get("by"))
+        if _judge(flow, seq, data, audit, reviewers, declared) and by in reviewers:
+            signed = "1" if data.get("signature") else "0"
+            checked.append(f"{key}\t{by}\t{data.get('verdict')}\t{signed}")
+    _close(flow, audit, seen, checked)
+    _write_checked(project.state_dir, checked, reset=full)
     return audit
 
 
-def _contract(root: Path, ref: Any, cache: dict[str, AgentContract | None]) -> Any:
+def _file_hash(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+    except OSError:
+        return "-"
+
+
+CHECKED = Path("reviews") / "verified.txt"
+
+
+def _read_checked(state_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Reviews (and flows) judged ok before: key -> (reviewer, verdict, signed)."""
+    try:
+        text = (state_dir / CHECKED).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for line in text.splitlines():
+        key, *rest = line.split("\t")
+        if len(rest) == 3 or (key.startswith("F") and not rest):
+            found[key] = tuple(rest)
+    return found
+
+
+def _write_checked(state_dir: Path, keys: list[str], *, reset: bool) -> None:
+    if not keys and not reset:
+        return
+    path = state_dir / CHECKED
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w" if reset else "a", encoding="ascii") as out:
+            out.write("".join(f"{key}\n" for key in keys))
+    except OSError:
+        pass  # a read-only state folder: the next verify checks them again
+
+
+def _contract(
+    root: Path, ref: Any, cache: dict[str, tuple[AgentContract | None, str]]
+) -> tuple[AgentContract | None, str]:
     if not isinstance(ref, str) or not ref:
-        return None
+        return None, "-"
     if ref not in cache:
         path = Path(ref) if Path(ref).is_absolute() else root / ref
         try:
-            cache[ref] = load_contract(path)
+            cache[ref] = (load_contract(path), _file_hash(path))
         except (MirUserError, OSError):
-            cache[ref] = None  # a contract gone or broken: no rule to hold reviews to
+            cache[ref] = (None, "-")  # a contract gone or broken: no rule to hold reviews to
     return cache[ref]
 
 
+def _decision(flow: dict[str, Any]) -> dict[str, Any] | None:
+    if "decision" not in flow:
+        parsed = json.loads(flow["pending"]) if flow.get("pending") else {}
+        decision = parsed.get("decision") if isinstance(parsed, dict) else None
+        flow["decision"] = decision if isinstance(decision, dict) else None
+    return flow["decision"]
+
+
 def _rule(flow: dict[str, Any], correction: Any, declared: bool) -> Rule | None:
-    contract, decision = flow.get("contract"), flow.get("decision")
+    contract, decision = flow.get("contract"), _decision(flow)
     if contract is None or decision is None:
         return None
     field_name = contract.decision.action_field
@@ -122,10 +189,10 @@ def _judge(
     audit: ReviewAudit,
     reviewers: dict[str, Any],
     declared: bool,
-) -> None:
+) -> bool:
+    """Judge one review; True when it is ok (and may be skipped next time)."""
     if data.get("verdict") not in ("approve", "reject") or "by" not in data:
-        return  # a replay of an interrupted flow is not a review
-    audit.reviews += 1
+        return True  # a replay of an interrupted flow is not a review
     rule = _rule(flow, data.get("correction"), declared)
     if rule is not None:
         flow["rule"] = rule
@@ -135,19 +202,31 @@ def _judge(
     if not signed and not (rule is not None and rule.signed):
         if data.get("verdict") == "approve" and rule is not None and by in reviewers:
             flow["approved"].append(by)
-        return
-    decision = flow.get("decision")
-    finding, detail = judge_review(data, flow_id=flow["id"], decision=decision, reviewers=reviewers)
+        return True
+    finding, detail = judge_review(
+        data, flow_id=flow["id"], decision=_decision(flow), reviewers=reviewers
+    )
     if finding == "ok":
         if data.get("verdict") == "approve":
             flow["approved"].append(by)
-        return
+        return True
     audit.findings.append(ReviewFinding(flow["id"], flow["agent"], seq, by, finding, detail))
+    return False
 
 
-def _close(flow: dict[str, Any], audit: ReviewAudit) -> None:
-    rule: Rule | None = flow.get("rule")
-    if not flow or rule is None or flow.get("final") != "executed":
+def _close(
+    flow: dict[str, Any], audit: ReviewAudit, seen: dict[str, Any], checked: list[str]
+) -> None:
+    """The flow-level check: executed on enough valid approvals (cached like reviews)."""
+    if not flow or flow.get("final") != "executed":
+        return
+    key = hashlib.sha256(f"{flow['base']}\0{flow['pending']}\0{flow['keys']}".encode())
+    digest = "F" + key.hexdigest()
+    if digest in seen:
+        return
+    rule: Rule | None = flow.get("rule") or _rule(flow, None, True)
+    if rule is None:
+        checked.append(digest)
         return
     valid = {by for by in flow["approved"] if by != flow.get("requested_by")}
     if len(valid) < rule.count:
@@ -161,3 +240,5 @@ def _close(flow: dict[str, Any], audit: ReviewAudit) -> None:
                 f"executed on {len(valid)} valid approval(s); its action needs {rule.count}",
             )
         )
+    else:
+        checked.append(digest)

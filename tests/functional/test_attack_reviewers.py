@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.functional.reviewer_keys import sign_as
+
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
 SECRET = "sk_live_51HqLyjWDarjtT1zdp7dcAbCd"
 
@@ -28,6 +30,7 @@ def copy_desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
     monkeypatch.delenv("SUPPORT_DESK_LEDGER", raising=False)
     monkeypatch.delenv("SUPPORT_DESK_STORE", raising=False)
+    sign_as(project, tmp_path / "keys", monkeypatch)  # refunds need a support lead's signature
     return project
 
 
@@ -53,9 +56,29 @@ def written_bytes(desk: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted((desk / ".mir").rglob("*")) if p.is_file())
 
 
+def undeclare(desk: Path) -> None:
+    """The project without reviewers.toml nor approvals: `--by` is a free name again."""
+    (desk / "reviewers.toml").unlink()
+    contract = desk / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    lines = contract.read_text().splitlines(keepends=True)
+    contract.write_text("".join(line for line in lines if "approvals:" not in line))
+
+
+def test_a_reviewer_name_holding_a_secret_is_refused_and_never_shown(run_mir, desk):
+    """With declared reviewers a hostile `--by` is no reviewer: refused before anything is
+    written, and the refusal does not echo the secret."""
+    flow = pending(run_mir, desk)
+    done = run_mir("approve", flow, "--by", f"ana {SECRET}", cwd=desk)
+    assert done.returncode == 2
+    assert SECRET not in done.stderr
+    assert SECRET.encode() not in written_bytes(desk)
+    assert refunds(desk) == []
+
+
 def test_a_reviewer_name_holding_a_secret_is_not_written_to_the_execution_ledger(run_mir, desk):
     """`--by` is stored as the flow's holder in `.mir/executions.db`: it was written verbatim
     (the trace event was redacted, the ledger row was not)."""
+    undeclare(desk)
     flow = pending(run_mir, desk)
     done = run_mir("approve", flow, "--by", f"ana {SECRET}", cwd=desk)
     assert done.returncode == 0, done.stderr
@@ -68,6 +91,7 @@ def test_a_reviewer_name_holding_a_secret_is_not_written_to_the_execution_ledger
 
 
 def test_a_rejection_reason_holding_a_secret_is_not_written(run_mir, desk):
+    undeclare(desk)
     flow = pending(run_mir, desk)
     done = run_mir("reject", flow, "--reason", f"dup password={SECRET}", "--by", SECRET, cwd=desk)
     assert done.returncode == 0, done.stderr

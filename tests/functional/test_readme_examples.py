@@ -69,6 +69,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("review-queue", "mir review"): "needs flows waiting for review and reviewed ones:"
     " tests/functional/test_review_queue_cli.py and test_review_export_cli.py run each"
     " command as shown",
+    ("reviewers", "mir"): "needs declared reviewers with keys and an approvals rule:"
+    " tests/functional/test_review_identity.py runs each of these",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MIR_EXE
+from tests.functional.reviewer_keys import sign_as
 from tests.support.secret_samples import CUSTOM_PATTERN, ENV_SECRETS, SAMPLES
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
@@ -103,6 +104,7 @@ class Desk:
 def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
     root = tmp_path_factory.mktemp("secrets") / "support_desk"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    key = sign_as(root, root.parent / "keys", None)  # refunds need a signed approval
     (root / "secrets.json").write_text(json.dumps(TEXTS))
     adapters = root / "capabilities" / "refunds" / "adapters.py"
     adapters.write_text(adapters.read_text() + HARNESS)
@@ -115,6 +117,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Desk:
     assert len(messages) <= 3, "more samples than three tickets carry: add a flow"
     messages += [""] * (4 - len(messages))
     desk = Desk(root)
+    desk.env["MIR_REVIEWER_KEY_FILE"] = str(key)
 
     def ticket(n: int, order: str, customer: str, amount: float) -> dict:
         return {

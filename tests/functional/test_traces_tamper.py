@@ -15,6 +15,7 @@ import pytest
 from mir.traces import TraceStore
 from mir.traces.records import genesis, link
 
+from .reviewer_keys import sign_as
 from .test_traces_cli import NOW, seeded_flow
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
@@ -22,9 +23,10 @@ BLENDER = ("--input", "@inputs/blender_broken.json", "--provider", "scripted")
 
 
 @pytest.fixture
-def desk(tmp_path: Path) -> Path:
+def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "support_desk"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    sign_as(root, tmp_path / "keys", monkeypatch)  # refunds need a support lead's signature
     return root
 
 

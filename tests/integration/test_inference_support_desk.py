@@ -13,14 +13,16 @@ import pytest
 
 from mir.contracts import load_contract
 from tests.conftest import REPO, RunMir
+from tests.functional.reviewer_keys import sign_as
 
 EXAMPLE = REPO / "examples" / "support_desk"
 
 
 @pytest.fixture
-def desk(tmp_path: Path) -> Path:
+def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "support_desk"
     shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    sign_as(copy, tmp_path / "keys", monkeypatch)  # refunds need a support lead's signature
     return copy
 
 

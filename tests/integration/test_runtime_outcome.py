@@ -22,6 +22,7 @@ import pytest
 
 from mir.project import load_project_at
 from mir.traces import TraceStore
+from tests.functional.reviewer_keys import sign_as
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support_desk"
 MIR = Path(sys.executable).parent / "mir"
@@ -68,6 +69,8 @@ def desk(tmp_path: Path) -> Path:
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
     adapters = root / "capabilities" / "refunds" / "adapters.py"
     adapters.write_text(adapters.read_text() + COUNTER)
+    for name in ("reviewer0", "reviewer1"):  # refunds need a support lead's signature
+        sign_as(root, tmp_path / "keys", None, name)
     return root
 
 
@@ -94,11 +97,12 @@ def race(root: Path, flow_id: str, ledger: Path, calls: Path, verdicts: tuple[st
         "SUPPORT_DESK_LEDGER": str(ledger),
         "RACE_CALLS": str(calls),
     }
+    keys = root.parent / "keys"
     procs = [
         subprocess.Popen(
             [str(MIR), verdict, flow_id, "--json", "--by", f"reviewer{i}"],
             cwd=root,
-            env=env,
+            env={**env, "MIR_REVIEWER_KEY_FILE": str(keys / f"reviewer{i}.key")},
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
