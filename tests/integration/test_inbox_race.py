@@ -28,6 +28,13 @@ def _reject(root: Path, flow: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120)
 
 
+def cli_time(root: Path) -> float:
+    """How long a `mir` command takes to start and answer on this machine."""
+    started = time.monotonic()
+    subprocess.run([str(MIR_EXE), "review", "list"], cwd=root, capture_output=True, timeout=120)
+    return time.monotonic() - started
+
+
 def _logged_in(client) -> str:
     token = csrf_of(client.get("/login").text)
     form = {"csrf": token, "name": "ana", "password": PASSWORDS["ana"]}
@@ -83,7 +90,8 @@ def test_inbox_approve_and_cli_reject_race_to_one_outcome(tmp_path: Path) -> Non
 
 def test_a_cli_reject_while_the_inbox_approval_executes_changes_nothing(tmp_path: Path) -> None:
     """The overlap made certain: the inbox's approval holds the flow while its executor
-    runs (held until released); bo's `mir reject` then loses to it."""
+    runs (held until released); bo's `mir reject`, started meanwhile, waits for it and
+    then loses to it."""
     root = inbox_project(tmp_path / "app")
     adapters = root / "capabilities" / "refunds" / "adapters.py"
     held = "while True:\n            time.sleep(0.05)"
@@ -94,6 +102,7 @@ def test_a_cli_reject_while_the_inbox_approval_executes_changes_nothing(tmp_path
     [flow] = pend(root, refund(amount=40))
     hold = tmp_path / "hold"
     env = {"REFUNDS_HOLD": str(hold)}
+    patience = max(3.0, 2 * cli_time(root))
     with served(root, env=env) as url, httpx.Client(base_url=url, timeout=120) as client:
         token = _logged_in(client)
         answers: list = []
@@ -107,9 +116,16 @@ def test_a_cli_reject_while_the_inbox_approval_executes_changes_nothing(tmp_path
         while not Path(f"{hold}.started").exists():
             assert time.monotonic() < deadline, "the executor never started"
             time.sleep(0.05)
-        cli = _reject(root, flow)
+        done: dict[str, subprocess.CompletedProcess[str]] = {}
+        rejecting = threading.Thread(target=lambda: done.update(cli=_reject(root, flow)))
+        rejecting.start()
+        rejecting.join(timeout=patience)
+        # bo's reject cannot end while ana's approval holds the flow: it waits for it
+        assert rejecting.is_alive(), done["cli"].stderr
         Path(f"{hold}.release").write_text("go")
         click.join(timeout=60)
+        rejecting.join(timeout=120)
+    cli = done["cli"]
     assert cli.returncode == 1 and "(by ana" in cli.stderr, cli.stderr
     assert answers and answers[0].status_code == 303
     finals, reviews, _ = _story(root, flow)
