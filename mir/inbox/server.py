@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from mir.errors import UsageError
+from mir.inbox.reviewing import Reviewing
 
 
 def serve(
@@ -39,7 +40,8 @@ def serve(
             file=sys.stderr,
         )
     shown = f"[{host}]" if ":" in host else host
-    print(f"review inbox: http://{shown}:{port}/  (Ctrl-C stops it)", flush=True)
+    print(f"review inbox: http://{shown}:{port}/  (Ctrl-C stops it)")
+    print(_signing(app.state.inbox.reviewing, project_root), flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[listening])
 
@@ -64,6 +66,19 @@ def _bind(host: str, port: int) -> socket.socket:
     listening.listen(128)
     listening.set_inheritable(True)
     return listening
+
+
+def _signing(reviewing: Reviewing, root: Path) -> str:
+    """Whose reviews this server signs: the declared reviewers it holds a key file for."""
+    from mir.reviewers import load_reviewers
+
+    if reviewing.keys_dir is None:
+        return "no --keys: reviews from the page are unsigned"
+    names = [name for name in sorted(load_reviewers(root)) if reviewing.signs_for(name)]
+    folder = reviewing.keys_dir
+    if not names:
+        return f"no key of a declared reviewer in {folder}: reviews from the page are unsigned"
+    return f"signs the reviews of {', '.join(names)} with their key in {folder}"
 
 
 def _forget_environment_keys() -> None:

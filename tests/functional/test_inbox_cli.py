@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.inbox import inbox_project
+from tests.support.inbox import inbox_project, served
 
 WEB = ("starlette", "uvicorn", "itsdangerous", "multipart", "httpx")
 
@@ -46,3 +46,20 @@ def test_usage_errors_are_one_line_and_exit_2(run_mir, tmp_path: Path) -> None:
             assert result.stderr.strip() == message, result.stderr
     outside = run_mir("review", "serve", cwd=tmp_path, timeout=60)
     assert outside.returncode == 2 and "no mir project found" in outside.stderr
+
+
+def test_serve_says_where_and_whose_reviews_it_signs(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    root = inbox_project(tmp_path / "app", keys=keys)
+    (keys / "bo.key").unlink()
+    (keys / "mallory.key").write_text("not a declared reviewer's key")
+    with served(root, keys=keys) as url:
+        log = root.parent / f"inbox-{url.rsplit(':', 1)[1]}.log"
+        lines = log.read_text().splitlines()
+    assert lines[:2] == [
+        f"review inbox: {url}/  (Ctrl-C stops it)",
+        f"signs the reviews of ana with their key in {keys}",
+    ]
+    with served(root) as url:
+        log = root.parent / f"inbox-{url.rsplit(':', 1)[1]}.log"
+        assert log.read_text().splitlines()[1] == "no --keys: reviews from the page are unsigned"
