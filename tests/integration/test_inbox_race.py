@@ -131,3 +131,45 @@ def test_a_cli_reject_while_the_inbox_approval_executes_changes_nothing(tmp_path
     finals, reviews, _ = _story(root, flow)
     assert [f.status for f in finals] == ["executed"] and reviews == ["ana"]
     assert len(executed(root)) == 1
+
+
+def test_reviews_of_many_flows_at_once_in_one_server_all_land(tmp_path: Path) -> None:
+    """Two reviewers' sessions approving and rejecting different flows at the same time
+    in one server process: every review lands once, signed, and the store verifies."""
+    keys = tmp_path / "keys"
+    root = inbox_project(tmp_path / "app", keys=keys)
+    flows = pend(root, *[refund(amount=20 + i) for i in range(8)])
+    answers: dict[str, int] = {}
+    with served(root, keys=keys) as url:
+
+        def review(name: str, mine: list[str]) -> None:
+            with httpx.Client(base_url=url, timeout=120) as client:
+                page = client.get("/login").text
+                form = {"csrf": csrf_of(page), "name": name, "password": PASSWORDS[name]}
+                assert client.post("/login", data=form).status_code == 303
+                token = csrf_of(client.get("/").text)
+                for index, flow in enumerate(mine):
+                    verdict = "approve" if index % 2 == 0 else "reject"
+                    data = {"csrf": token, "reason": f"{name} says so"}
+                    answers[flow] = client.post(f"/flows/{flow}/{verdict}", data=data).status_code
+
+        reviewers = [
+            threading.Thread(target=review, args=("ana", flows[0::2])),
+            threading.Thread(target=review, args=("bo", flows[1::2])),
+        ]
+        for thread in reviewers:
+            thread.start()
+        for thread in reviewers:
+            thread.join(timeout=300)
+    assert answers == {flow: 303 for flow in flows}
+    for index, flow in enumerate(flows):
+        finals, reviews, _ = _story(root, flow)
+        by = "ana" if index % 2 == 0 else "bo"
+        verdict_executes = (index // 2) % 2 == 0
+        assert reviews == [by]
+        assert [f.status for f in finals] == ["executed" if verdict_executes else "rejected"]
+    assert len(executed(root)) == 4
+    verified = subprocess.run(
+        [str(MIR_EXE), "traces", "verify"], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
