@@ -20,6 +20,7 @@ import pytest
 
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
+from tests.functional.reviewer_keys import sign_as
 from tests.functional.test_drift_cli import month
 from tests.functional.test_models_compare import REGISTRY, _decision, _project
 from tests.functional.test_models_compare import _flow as _planted
@@ -70,7 +71,8 @@ def test_a_live_decision_is_traced_as_production(run_mir, app: Path):
     assert events["final"]["source"] == "production"
 
 
-def test_an_approved_replay_stays_a_replay(run_mir, desk: Path):
+def test_an_approved_replay_stays_a_replay(run_mir, desk: Path, tmp_path, monkeypatch):
+    sign_as(desk, tmp_path / "keys", monkeypatch)  # refunds need a support lead's signature
     ticket = ("-i", "@inputs/blender_broken.json")
     answers = ("--provider", "scripted", "--responses", "responses/blender_broken.jsonl")
     done = run_mir("run", "agent", AGENT, *ticket, *answers, "--json", cwd=desk)

@@ -325,7 +325,9 @@ def test_the_runtime_writes_the_source_and_contract_beside_the_record(tmp_path):
     (its snapshot's, even when approved after the contract was edited) and its prompts."""
     import json
 
+    from mir.reviewers import load_signing_key
     from mir.runtime import approve, load_agent
+    from tests.functional.reviewer_keys import sign_as
 
     root = desk(tmp_path)
     ticket = json.loads((root / "inputs/blender_broken.json").read_text())
@@ -339,7 +341,8 @@ def test_the_runtime_writes_the_source_and_contract_beside_the_record(tmp_path):
     assert pending.status == "pending_review"
     contract = root / "capabilities/refunds/agents/triage.yaml"
     contract.write_text(contract.read_text().replace('version: "1"', 'version: "2"'))
-    record = approve(pending.flow_id, project=root, by="tests")
+    key = load_signing_key(sign_as(root, tmp_path / "keys", None, "tests"))  # a support lead
+    record = approve(pending.flow_id, project=root, by="tests", signing_key=key)
     with TraceStore.for_project(find_project(root)) as traces:
         events = traces.flow(record.flow_id)
     snapshot, final = events[0], events[-1]
