@@ -90,10 +90,3 @@ def review_reasons(
     if confidence_below(decision, contract):
         reasons.append(ReasonCode.LOW_CONFIDENCE.value)
     return reasons
-
-
-def is_review_reason(reason: str) -> bool:
-    """A reason string that sent a flow to review (drift counts them)."""
-    return reason == ReasonCode.LOW_CONFIDENCE.value or reason.startswith(
-        (RULE_PREFIX, ALWAYS_PREFIX, RISK_PREFIX)
-    )
