@@ -51,11 +51,9 @@ def review_scope(
 def confidence_below(decision: Mapping[str, Any], contract: AgentContract) -> bool:
     """The model's (or the vote's) confidence alone is below the review threshold."""
     confidence = decision.get(contract.decision.confidence_field, 0.0)
-    try:
-        number = float(confidence)
-    except (TypeError, ValueError):
-        return True  # not a number: nobody can say it is confident
-    return not number >= contract.review.confidence_threshold  # NaN is not confident
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return True  # not a number (the integrity check refuses it first): not confident
+    return not confidence >= contract.review.confidence_threshold  # NaN is not confident
 
 
 def risk_score(conditions: Sequence[tuple[float, Sequence[RuleCondition]]], scope: Any) -> float:

@@ -235,3 +235,35 @@ def test_pending_exactly_when_a_rule_always_risk_or_confidence_fires(
 def test_a_name_listed_twice_is_refused(bad):
     with pytest.raises(ValueError, match="listed twice"):
         contract(review=bad)
+
+
+@pytest.mark.parametrize("weight", [1e308, float("nan"), float("inf")])
+def test_a_weight_that_could_overflow_the_score_is_refused(weight):
+    factor = {"name": "f", "weight": weight, "conditions": cond("action", "==", "refund")}
+    with pytest.raises(ValueError, match="weight"):
+        contract(review={"risk": {"threshold": 1, "factors": [factor, factor | {"name": "g"}]}})
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(decision=st.dictionaries(st.sampled_from(["action", "confidence", "amount"]), json_values),
+       context=st.dictionaries(st.sampled_from(["total", "flag"]), json_values),
+       rules=st.lists(st.lists(conditions, min_size=1, max_size=3), max_size=3))  # fmt: skip
+def test_any_decision_and_world_give_reasons_never_an_exception(decision, context, rules):
+    c = contract(review={"when": [{"name": f"r{i}", "conditions": r} for i, r in enumerate(rules)]})
+    reasons = review_reasons(decision, c, INPUT, context)
+    assert all(isinstance(r, str) for r in reasons)
+    # a confidence that is not a number in range is never taken for confidence
+    if (
+        not isinstance(decision.get("confidence"), int | float)
+        or decision["confidence"] != decision["confidence"]
+    ):
+        assert "low_confidence" in reasons
