@@ -7,7 +7,8 @@
 2. copy the support-desk example, lint its boundaries;
 3. run the refund-triage agent on sample tickets with SmolLM2 through llama.cpp: each
    model output is a proposal that the integrity check validates before anything runs;
-4. approve the decisions a human must review (``mir approve``);
+4. approve the decisions a human must review (``mir approve``): the contract's rule
+   holds every refund over 100 EUR, whatever confidence the model reports;
 5. list the traces and show one flow step by step;
 6. gate a change with ``mir eval``: the example's 22-case suite, replayed offline from
    the embedded model's recorded answers, against the committed baseline (exit 0); a
@@ -115,10 +116,10 @@ def decide(project: Path) -> list[dict]:
 
 
 def review(project: Path, records: list[dict]) -> None:
-    banner("4. Human review: approve what the agent was not sure about")
+    banner("4. Human review: approve what the contract sent to a human")
     pending = [r for r in records if r["status"] == "pending_review"]
     if not pending:
-        print("No decision fell below the review threshold in this run.")
+        print("No decision was sent to review in this run.")
     for record in pending:
         mir("approve", record["flow_id"], "--by", "demo-reviewer", cwd=project)
 
