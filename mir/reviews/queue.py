@@ -38,7 +38,8 @@ MAX_LIMIT = 10_000
 # Only a pending route event and a final event set a flow's status, so a flow waits when
 # it has the first and neither a final nor an execute event (an approval under way): a
 # hash anti-join of flow ids, no JSON parsed. Then only those flows' snapshots are parsed,
-# each once (one json_extract of three paths); a snapshot's `at` is its created_at.
+# each once (one json_extract of four paths): created_at and the TTL as the resume reads
+# them (the snapshot's `at` is the same instant, unless the store was edited).
 _QUEUE = """
 CREATE OR REPLACE TEMP TABLE review_queue AS
 WITH pending AS (
@@ -46,12 +47,14 @@ WITH pending AS (
   ANTI JOIN (SELECT flow_id FROM ({closed})) USING (flow_id)
 ),
 snapshots AS (
-  SELECT flow_id, agent, epoch_us("at") AS created_us,
-    json_extract(data, ['$.ttl_seconds', '$.source', '$.contract']) AS j
+  SELECT flow_id, agent, "at",
+    json_extract(data, ['$.ttl_seconds', '$.source', '$.contract', '$.created_at']) AS j
   FROM ({snapshots}) SEMI JOIN pending USING (flow_id)
+  QUALIFY row_number() OVER (PARTITION BY flow_id ORDER BY seq) = 1
 )
-SELECT flow_id, agent, created_us, TRY_CAST(j[1] AS DOUBLE) AS ttl_s,
-  j[3] ->> '$' AS contract
+SELECT flow_id, agent,
+  epoch_us(coalesce(TRY_CAST(j[4] ->> '$' AS TIMESTAMPTZ), "at")) AS created_us,
+  TRY_CAST(j[1] AS DOUBLE) AS ttl_s, j[3] ->> '$' AS contract
 FROM snapshots
 WHERE coalesce(j[2] ->> '$', 'production') NOT IN ('eval', 'shadow')
 """
@@ -226,7 +229,7 @@ def _pending(
         agent=row.agent,
         action=action,
         fields=key_fields(decision, action_field, confidence_field),
-        reasons=[str(r) for r in route.get("reasons", []) if isinstance(r, str)],
+        reasons=_strings(route.get("reasons")),
         confidence=number(decision.get(confidence_field)),
         created_at=created,
         age_s=max(0.0, (now - created).total_seconds()),
@@ -257,6 +260,10 @@ def _parsed(text: Any) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -123,8 +123,8 @@ def _pending(flow_id: str, events: Sequence[TraceEvent]) -> tuple[StoredFlow, st
         return None
     try:
         flow = read_flow(flow_id, events)
-    except MirUserError:  # no snapshot: nothing to resume, nothing to expire
-        return None
+    except (MirUserError, KeyError, TypeError, ValueError):
+        return None  # no snapshot, or one edited past reading: nothing a resume could use
     source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
     if flow.phase != "pending" or flow.decision is None or source in ("eval", "shadow"):
         return None
