@@ -7,12 +7,15 @@
 2. copy the support-desk example, lint its boundaries;
 3. run the refund-triage agent on sample tickets with SmolLM2 through llama.cpp: each
    model output is a proposal that the integrity check validates before anything runs;
-4. approve the decisions a human must review (``mir approve``);
+4. approve the decisions a human must review (``mir approve``): the contract's rule
+   holds every refund over 100 EUR, whatever confidence the model reports;
 5. list the traces and show one flow step by step;
 6. gate a change with ``mir eval``: the example's 22-case suite, replayed offline from
-   the embedded model's recorded answers, against the committed baseline (exit 0), then
-   a planted prompt edit that pays three expensive refunds without a human (exit 1: a
-   critical case broke), with an HTML report of that run.
+   the embedded model's recorded answers, against the committed baseline (exit 0); a
+   planted prompt edit after which the model reports confidence 1.0 on three expensive
+   refunds (exit 0: the contract's review rule still sends them to a human); then a
+   planted contract edit that raises the rule's limit to 500 EUR, so those refunds are
+   paid without a human (exit 1: a critical case broke), with an HTML report of that run.
 
 Every step runs the real ``mir`` executable, printed as ``$ mir ...`` so it can be
 replayed by hand. Work happens in a temporary folder, printed at the start and kept.
@@ -35,6 +38,8 @@ MIR = Path(sys.executable).parent / "mir"
 EXAMPLE = Path(__file__).resolve().parent / "support_desk"
 TICKETS = ["damaged_mug", "changed_mind", "blender_broken", "laptop_not_delivered"]
 HEARTBEAT_S = 15.0
+PROMPT_EDIT = "responses/eval-prompt-edit.jsonl"
+RULE_LIMIT = '{field: decision.amount, op: ">", value: 100}'
 
 
 def banner(title: str) -> None:
@@ -111,10 +116,10 @@ def decide(project: Path) -> list[dict]:
 
 
 def review(project: Path, records: list[dict]) -> None:
-    banner("4. Human review: approve what the agent was not sure about")
+    banner("4. Human review: approve what the contract sent to a human")
     pending = [r for r in records if r["status"] == "pending_review"]
     if not pending:
-        print("No decision fell below the review threshold in this run.")
+        print("No decision was sent to review in this run.")
     for record in pending:
         mir("approve", record["flow_id"], "--by", "demo-reviewer", cwd=project)
 
@@ -127,12 +132,21 @@ def evaluate(project: Path) -> None:
     suite = "refunds.triage"
     passed = mir("eval", suite, "--responses", "responses/eval-triage.jsonl", "-q", cwd=project)
     print(f"(exit {passed.returncode}: no case changed against the baseline)")
-    edited = mir(
-        "eval", suite, "--responses", "responses/eval-prompt-edit.jsonl", "-q",
-        "--html", "eval-report.html", cwd=project,
+    edited = mir("eval", suite, "--responses", PROMPT_EDIT, "-q", cwd=project)
+    print(f"(exit {edited.returncode}: the model now says 1.0 on the expensive refunds; the")
+    print(" review rule `expensive_refund` sends them to a human anyway)")
+    contract = project / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    text = contract.read_text()
+    if RULE_LIMIT not in text:
+        sys.exit("demo: the example's review rule moved; update RULE_LIMIT in demo.py")
+    contract.write_text(text.replace(RULE_LIMIT, RULE_LIMIT.replace("100", "500")))
+    print(f"\n(planted contract edit in {contract.name}: the rule's 100 EUR limit is now 500)")
+    broken = mir(
+        "eval", suite, "--responses", PROMPT_EDIT, "-q", "--html", "eval-report.html",
+        cwd=project,
     )  # fmt: skip
-    print(f"(exit {edited.returncode}: the prompt edit broke a critical case; open")
-    print(f" {project / 'eval-report.html'} for the cases, the diff and the traces)")
+    print(f"(exit {broken.returncode}: three expensive refunds paid without a human, one")
+    print(f" critical; open {project / 'eval-report.html'} for the cases, the diff and traces)")
 
 
 def main() -> int:

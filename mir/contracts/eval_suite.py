@@ -5,7 +5,8 @@ assertions in four tiers, each checked against what the real decision pipeline d
 
 - **deterministic**: ``equals`` / ``contains`` / ``regex`` / ``one_of`` / ``range`` on a
   decision field (dotted ``path`` into the decision), ``status`` (the flow's final
-  status) and ``reason`` (a reason code on the record);
+  status) and ``reason`` (a reason code on the record, or a review reason such as
+  ``review_rule:<name>``);
 - **schema**: ``schema_valid`` (a proposal parsed and validated against the contract's
   decision schema), ``action_allowed`` (the action exists and the role may trigger it),
   ``integrity_passed`` (the integrity check accepted the decision);
@@ -104,7 +105,11 @@ class Status(_Deterministic):
 
 class Reason(_Deterministic):
     type: Literal["reason"]
-    value: str = Field(description="A reason code the record carries, e.g. 'input_invalid'.")
+    value: str = Field(
+        description="A reason the record carries: a reason code, e.g. 'input_invalid', or "
+        "what sent it to review, e.g. 'review_rule:<name>' (a rule of the contract's "
+        "review.when), 'review_always:<action>'."
+    )
     present: bool = Field(True, description="False: the record must NOT carry it.")
 
 

@@ -23,6 +23,9 @@ ConditionOp = Literal["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
 # the proposal's action itself (``action``).
 REVIEW_ROOTS: tuple[str, ...] = ("input", "context", "decision")
 
+# Bounds a score's terms: a sum of any number of them stays a finite float.
+MAX_WEIGHT = 1e6
+
 # A rule's or a factor's name ends up in a reason string and in the traces.
 RuleName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
 
@@ -53,7 +56,9 @@ class ReviewRule(_Strict):
 class RiskFactor(_Strict):
     name: RuleName
     weight: float = Field(
-        allow_inf_nan=False, description="Added to the score when all its conditions hold."
+        ge=-MAX_WEIGHT,
+        le=MAX_WEIGHT,
+        description="Added to the score when all its conditions hold (may be negative).",
     )
     conditions: list[RuleCondition] = Field(min_length=1, description="All must hold.")
 
@@ -62,7 +67,7 @@ class Risk(_Strict):
     """An additive score: the weights of the factors that hold, summed (rounded to 6
     decimals); at or above the threshold the flow waits (review_risk:<score>/<threshold>)."""
 
-    threshold: float = Field(gt=0, allow_inf_nan=False)
+    threshold: float = Field(gt=0, le=MAX_WEIGHT)
     factors: list[RiskFactor] = Field(min_length=1)
 
     @model_validator(mode="after")

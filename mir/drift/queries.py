@@ -52,7 +52,8 @@ SELECT * FROM (
     src, contract_hash, prompt_hashes, latency_ms, tokens,
     list_has_any(reasons, $retryable) AS schema_violation,
     status = 'fallback' OR provider = 'rules' AS fallback,
-    list_has_any(reasons, ['low_confidence', 'no_consensus']) AS review_requested,
+    list_has_any(reasons, ['low_confidence', 'no_consensus'])
+      OR contains(',' || array_to_string(reasons, ','), ',review_') AS review_requested,
     list_contains(reasons, 'rejected_by_reviewer') AS human_override,
     status = 'stale' OR list_contains(reasons, 'state_changed') AS stale,
     list_contains(reasons, 'executor_error') AS executor_error,

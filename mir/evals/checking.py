@@ -104,8 +104,24 @@ class _Checker:
                 yield "value", _unknown("status", item, _STATUSES)
 
     def _reason(self, value: Any) -> Iterator[tuple[str, str]]:
-        if value not in _REASONS:
-            yield "value", _unknown("reason code", value, _REASONS)
+        if value in _REASONS or value in self.review_reasons:
+            return
+        if (
+            isinstance(value, str)
+            and value.startswith("review_risk:")
+            and self.contract.review.risk
+        ):
+            return  # the score is per flow: review_risk:<score>/<threshold>
+        yield "value", _unknown("reason code", value, [*_REASONS, *self.review_reasons])
+
+    @cached_property
+    def review_reasons(self) -> list[str]:
+        """The reasons the contract's review rules and ``always`` actions can give."""
+        review = self.contract.review
+        return [
+            *(f"review_rule:{rule.name}" for rule in review.when),
+            *(f"review_always:{action}" for action in review.always),
+        ]
 
     def _route(self, value: Any) -> Iterator[tuple[str, str]]:
         if value not in self.routes:

@@ -24,6 +24,7 @@ Loc = tuple[str | int, ...]
 _ORDERING = {"<", "<=", ">", ">="}
 _MEMBERSHIP = {"in", "not in"}
 _MAX_DEPTH = 32  # $ref chains and nested unions walked before giving up (a cycle)
+_MAX_NODES = 2_000  # schema nodes one lookup may visit (unions of unions of ...)
 
 
 def review_problems(
@@ -186,21 +187,29 @@ def _walk(schema: Mapping[str, Any], parts: list[str], root: str) -> frozenset[s
     return frozenset(types)
 
 
-def _concrete(node: Any, root: Mapping[str, Any], depth: int = 0) -> list[Mapping[str, Any]]:
-    """The schema nodes a value at ``node`` may match: ``$ref`` followed, unions flattened."""
-    if not isinstance(node, Mapping) or depth > _MAX_DEPTH:
+def _concrete(
+    node: Any, root: Mapping[str, Any], depth: int = 0, budget: list[int] | None = None
+) -> list[Mapping[str, Any]]:
+    """The schema nodes a value at ``node`` may match: ``$ref`` followed, unions flattened.
+    A cycle, or a schema too branchy to walk (``budget`` nodes), gives ``{}``: a node that
+    says nothing, so nothing below it is refused."""
+    budget = [_MAX_NODES] if budget is None else budget
+    budget[0] -= 1
+    if depth > _MAX_DEPTH or budget[0] < 0:
+        return [{}]
+    if not isinstance(node, Mapping):
         return []
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
         target: Any = root
         for part in ref[2:].split("/"):
             target = target.get(part) if isinstance(target, Mapping) else None
-        return _concrete(target, root, depth + 1) if target is not None else [{}]
+        return _concrete(target, root, depth + 1, budget) if target is not None else [{}]
     branches = [b for key in ("anyOf", "oneOf", "allOf") for b in node.get(key) or []]
     if not branches:
         return [node]
     own = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
-    found = [n for b in branches for n in _concrete(b, root, depth + 1)]
+    found = [n for b in branches for n in _concrete(b, root, depth + 1, budget)]
     return [own, *found] if own.get("properties") else found
 
 

@@ -51,11 +51,9 @@ def review_scope(
 def confidence_below(decision: Mapping[str, Any], contract: AgentContract) -> bool:
     """The model's (or the vote's) confidence alone is below the review threshold."""
     confidence = decision.get(contract.decision.confidence_field, 0.0)
-    try:
-        number = float(confidence)
-    except (TypeError, ValueError):
-        return True  # not a number: nobody can say it is confident
-    return not number >= contract.review.confidence_threshold  # NaN is not confident
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return True  # not a number (the integrity check refuses it first): not confident
+    return not confidence >= contract.review.confidence_threshold  # NaN is not confident
 
 
 def risk_score(conditions: Sequence[tuple[float, Sequence[RuleCondition]]], scope: Any) -> float:
@@ -90,10 +88,3 @@ def review_reasons(
     if confidence_below(decision, contract):
         reasons.append(ReasonCode.LOW_CONFIDENCE.value)
     return reasons
-
-
-def is_review_reason(reason: str) -> bool:
-    """A reason string that sent a flow to review (drift counts them)."""
-    return reason == ReasonCode.LOW_CONFIDENCE.value or reason.startswith(
-        (RULE_PREFIX, ALWAYS_PREFIX, RISK_PREFIX)
-    )

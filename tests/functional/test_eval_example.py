@@ -106,7 +106,26 @@ def test_the_recorded_answers_pass_against_the_committed_baseline(
     assert not (desk / ".mir" / "support_ledger.sqlite3").exists()
 
 
-def test_the_planted_prompt_edit_fails_on_its_critical_case(run_mir: RunMir, desk: Path) -> None:
+# The example's review rule (`review.when: expensive_refund`) and the planted contract
+# edit that weakens it (the examples/demo.py step and the README's).
+RULE_LIMIT = '{field: decision.amount, op: ">", value: 100}'
+
+
+def test_the_planted_prompt_edit_cannot_pay_an_expensive_refund(run_mir: RunMir, desk: Path):
+    """After the prompt edit the model reports 1.0 on the three expensive refunds; the
+    contract's rule, not the number, still sends them to a human."""
+    code, suite = _report(run_mir, desk, "responses/eval-prompt-edit.jsonl")
+    assert code == 0, suite["gate"]
+    expensive = [run for run in suite["runs"] if run["case_id"] in PROMPT_EDIT_BROKE]
+    assert len(expensive) == 3 and all(run["passed"] for run in expensive)
+    assert suite["comparison"]["broken"] == []
+
+
+def test_the_planted_contract_edit_fails_on_its_critical_case(run_mir: RunMir, desk: Path):
+    contract = desk / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    text = contract.read_text()
+    assert RULE_LIMIT in text
+    contract.write_text(text.replace(RULE_LIMIT, RULE_LIMIT.replace("100", "500")))
     ran = run_mir("eval", "refunds.triage", "--responses", "responses/eval-prompt-edit.jsonl",
                   "-q", cwd=desk)  # fmt: skip
     assert ran.returncode == 1, ran.stdout + ran.stderr

@@ -114,6 +114,12 @@ def test_register_promote_rollback_and_history_end_to_end(run_mir, desk):
 
 def test_the_gate_refuses_a_version_that_fails_the_suite_and_force_records_it(run_mir, desk):
     _setup(run_mir, desk)
+    # planted with the prompt edit's answers: the review rule's limit raised to 500 EUR,
+    # so three expensive refunds are paid without a human (one case critical)
+    contract = desk / CONTRACT
+    rule = '{field: decision.amount, op: ">", value: 100}'
+    assert rule in contract.read_text()
+    contract.write_text(contract.read_text().replace(rule, rule.replace("100", "500")))
     before = (desk / "models.toml").read_bytes()
     planted = (
         "models",

@@ -265,6 +265,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("traces", "mir traces list"): listing_finds_flows,
     ("traces", "mir traces show"): on_a_real_flow_prefix,
     ("evals", "mir"): run_as_written,
+    ("evals", "perl"): run_as_written,
     ("drift", "cd"): run_as_written,
     ("drift", "python"): run_as_written,
     ("drift", "mir"): run_as_written,

@@ -317,3 +317,42 @@ def test_judge_assertions_are_checked_too(tmp_path, triage):
         "unknown action 'refnd'; did you mean 'refund'? "
         "(actions in the contract: deny, escalate, refund)",
     ]
+
+
+def test_a_reason_assertion_may_name_what_the_contracts_review_rules_give(tmp_path, triage):
+    review = {
+        "always": ["deny"],
+        "when": [
+            {"name": "big", "conditions": [{"field": "action", "op": "==", "value": "refund"}]}
+        ],
+    }
+    parts = Parts(
+        contract=AgentContract.model_validate(
+            {**triage.contract.model_dump(exclude_none=True), "review": review}
+        ),
+        decision_schema=triage.decision_schema,
+    )
+    found = problems(
+        tmp_path,
+        parts,
+        """\
+        - id: rules
+          input: {order_id: A1, amount: 10, message: hi}
+          expect: {status: pending_review}
+          assert:
+            - {type: reason, value: "review_rule:big"}
+            - {type: reason, value: "review_always:deny", present: false}
+            - {type: reason, value: "review_rule:bigg"}
+            - {type: reason, value: "review_risk:1.00/1.00"}
+        """,
+    )
+    file = tmp_path / "triage.yaml"
+    assert len(found) == 2
+    assert found[0] == (
+        f"{file}:9: cases[0] (rules).assert[2]: unknown reason code 'review_rule:bigg'; "
+        "did you mean 'review_rule:big'?"
+    )
+    # no risk score in this contract: no review_risk reason either
+    assert found[1].startswith(
+        f"{file}:10: cases[0] (rules).assert[3]: unknown reason code 'review_risk:1.00/1.00'"
+    )
