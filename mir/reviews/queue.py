@@ -107,6 +107,9 @@ def pending_page(
             reminders = (
                 due_reminders(con, proj, contract_of, describe, when, _NOT_DUE) if remind else []
             )
+        # redacted again with the rules of now, as exports are (a line written before a
+        # pattern existed must not leave the machine in an alert either)
+        reminders = [(period, store.redact(payload)) for period, payload in reminders]
         closed: list[str] = []
         if due:
             from mir.runtime import expire_flows

@@ -214,7 +214,9 @@ def load_agent(
         source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
-        on_pending=None if evaluating else pending_announcer(proj, parts),
+        on_pending=(
+            None if evaluating else pending_announcer(proj, parts, getattr(sink, "redact", None))
+        ),
     )
     agent = Agent(parts, deps, owns_traces=owns)
     if watch_models and not evaluating:

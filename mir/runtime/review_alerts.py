@@ -8,6 +8,7 @@ Best effort: a misconfigured section or a failing channel never fails the decisi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from mir.alerts import (
     AlertSettings,
@@ -26,8 +27,12 @@ from mir.runtime.records import DecisionRecord
 Announce = Callable[[DecisionRecord], None]
 
 
-def pending_announcer(project: Project, parts: AgentParts) -> Announce | None:
-    """The hook for this agent's flows, or None when no channel wants review alerts."""
+def pending_announcer(
+    project: Project, parts: AgentParts, redact: Callable[[Any], Any] | None = None
+) -> Announce | None:
+    """The hook for this agent's flows, or None when no channel wants review alerts.
+    ``redact`` is the trace store's: a payload leaves the machine only as the traces
+    would keep it (a decision that echoes a secret does not send it)."""
     try:
         settings = project.section("alerts", AlertSettings)
         review = project.section("review", ReviewSettings)
@@ -48,7 +53,7 @@ def pending_announcer(project: Project, parts: AgentParts) -> Announce | None:
             reasons=record.reasons,
             inbox_url=review.inbox_url,
         )
-        send_review_alerts(settings, log, [(0, payload)])
+        send_review_alerts(settings, log, [(0, redact(payload) if redact else payload)])
 
     return announce
 

@@ -149,3 +149,12 @@ def test_eval_flows_never_alert(app: Path, hook):  # noqa: F811
     ) as agent:
         assert agent.decide(TICKET).status == "pending_review"
     assert received == [] and pending_page(app).total == 0
+
+
+def test_an_alert_never_carries_a_secret_the_traces_would_not_keep(app: Path, hook):  # noqa: F811
+    url, received = hook
+    configure(app, url)
+    decide(app, {**LOW, "reason": "key sk-proj-ABCDEFGHIJKLMNOPQRST"})
+    [payload] = received
+    assert "sk-proj-ABCDEFGHIJKLMNOPQRST" not in json.dumps(payload)
+    assert payload["fields"]["reason"] == "key [REDACTED]"
