@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from mir.traces import EventsSql
 
 MAX_LIMIT = 10_000
+# Closing a flow reads its events (tens of ms in a large store) and claims it: a read
+# that finds a weekend's worth of expired flows closes this many and leaves the rest out.
+EXPIRE_PER_READ = 100
 
 # Only a pending route event and a final event set a flow's status, so a flow waits when
 # it has the first and neither a final nor an execute event (an approval under way): a
@@ -79,10 +82,14 @@ def pending_page(
     agent: str | None = None,
     now: datetime | None = None,
     remind: bool = True,
+    expire_at_most: int = EXPIRE_PER_READ,
 ) -> PendingPage:
     """The flows waiting for review, oldest first: ``limit`` of them from ``offset``, and
-    how many wait in all. Flows past their TTL are closed as ``expired`` first, and the
-    reminders that are due are sent (``remind``; see ``reminders.py``)."""
+    how many wait in all. Flows past their TTL are never listed: the oldest
+    ``expire_at_most`` of them are closed as ``expired`` by this read (each costs a read
+    of its events and a ledger claim; ``PendingPage.still_due`` says how many are left for
+    the next read or ``mir review expire``), and the reminders that are due are sent
+    (``remind``; see ``reminders.py``)."""
     if offset < 0 or not 0 < limit <= MAX_LIMIT:
         raise UsageError(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
@@ -111,10 +118,10 @@ def pending_page(
         # pattern existed must not leave the machine in an alert either)
         reminders = [(period, store.redact(payload)) for period, payload in reminders]
         closed: list[str] = []
-        if due:
+        if due and expire_at_most > 0:
             from mir.runtime import expire_flows
 
-            done = expire_flows(due, project=proj, traces=store, now=when)
+            done = expire_flows(due[:expire_at_most], project=proj, traces=store, now=when)
             closed = [record.flow_id for record in done.closed]
     finally:
         store.close()
@@ -126,6 +133,7 @@ def pending_page(
         expired=closed,
         reminded=[payload["flow_id"] for _period, payload in reminders],
         notes=notes,
+        still_due=max(0, len(due) - min(len(due), max(expire_at_most, 0))),
     )
 
 
@@ -171,7 +179,9 @@ def _read_queue(
         params,
     )
     now_us = {"now": int(now.timestamp() * 1_000_000)}
-    due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()
+    due_rows = con.execute(
+        f"SELECT flow_id FROM review_queue WHERE {_DUE} ORDER BY created_us, flow_id", now_us
+    ).fetchall()
     due = [row[0] for row in due_rows]
     total = con.execute(f"SELECT count(*) FROM review_queue WHERE {_NOT_DUE}", now_us).fetchone()
     page = con.execute(

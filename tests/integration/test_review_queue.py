@@ -184,3 +184,14 @@ def test_hand_written_and_damaged_flows_never_break_the_queue(app: Path):
     assert page.expired == ["d" * 32] and "d" * 32 not in listed
     assert page.total == len(page.items) == 2
     assert executed(app) == []
+
+
+def test_a_read_closes_a_bounded_batch_and_never_lists_the_rest(app: Path):
+    flows = decide(app, *[LOW] * 5)
+    later = pending_page(app).items[-1].created_at + timedelta(seconds=301)
+    first = pending_page(app, now=later, expire_at_most=2)
+    assert first.expired == flows[:2] and first.still_due == 3  # the oldest first
+    assert first.total == 0 and first.items == []
+    rest = pending_page(app, now=later, expire_at_most=100)
+    assert rest.expired == flows[2:] and rest.still_due == 0
+    assert all(finals(app, f)[0].status == "expired" for f in flows)
