@@ -195,3 +195,23 @@ def test_a_read_closes_a_bounded_batch_and_never_lists_the_rest(app: Path):
     rest = pending_page(app, now=later, expire_at_most=100)
     assert rest.expired == flows[2:] and rest.still_due == 0
     assert all(finals(app, f)[0].status == "expired" for f in flows)
+
+
+def test_review_expire_closes_every_batch(app: Path, monkeypatch: pytest.MonkeyPatch):
+    from typer.testing import CliRunner
+
+    from mir.cli import review
+    from mir.cli.app import build_app
+
+    flows = decide(app, *[LOW] * 5)
+    later = pending_page(app).items[-1].created_at + timedelta(seconds=301)
+    monkeypatch.setattr(review, "EXPIRE_BATCH", 2)  # three passes for five flows
+    import mir.reviews.queue as queue
+
+    real = queue.pending_page
+    monkeypatch.setattr("mir.reviews.pending_page", lambda *a, **k: real(*a, **{**k, "now": later}))
+    result = CliRunner().invoke(
+        build_app(), ["review", "expire", "--json", "--project", str(app)], env={"COLUMNS": "100"}
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"expired": flows, "pending": 0}
