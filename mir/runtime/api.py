@@ -133,7 +133,8 @@ class Agent:
     def close(self) -> None:
         if self.shadow is not None:  # first: its flows write to the traces closed below
             self.shadow.close()
-        for part in (self.models_watch, self.deps.ledger, self.deps.providers):
+        held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
+        for part in held:  # on_pending: the review alerts still being sent
             closing = getattr(part, "close", None)
             if closing is not None:
                 closing()
