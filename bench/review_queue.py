@@ -8,9 +8,11 @@ agent` leaves for a flow that waits: snapshot, infer, validate, route with statu
 ``TraceStore.append`` would measure the writer, not the queue.
 
     python bench/review_queue.py [--pending 100000] [--done 100000] [--repeat 3]
+                                 [--expire 100]
 
 Reports the best of ``--repeat`` runs of each command's wall time (CLI start included)
-and of ``mir.reviews.pending_page`` in process, and their ratio to the reference.
+and of ``mir.reviews.pending_page`` in process, and their ratio to the reference; then
+the time one read takes to close ``--expire`` flows past their TTL.
 Exits 1 when `mir review list --json` takes more than 1 s.
 """
 
@@ -127,6 +129,7 @@ def main() -> int:
     parser.add_argument("--pending", type=int, default=100_000)
     parser.add_argument("--done", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--expire", type=int, default=100, help="flows one read closes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -145,6 +148,12 @@ def main() -> int:
             started = time.perf_counter()
             pending_page(folder)
             best = min(best, time.perf_counter() - started)
+        # a week later every flow is past its TTL: one read closes a batch of them
+        later = datetime.now(UTC) + timedelta(days=8)
+        started = time.perf_counter()
+        closed = pending_page(folder, now=later, expire_at_most=args.expire)
+        expiring = time.perf_counter() - started
+        assert len(closed.expired) == args.expire and closed.total == 0
     rows = [
         ("mir traces list --json (reference)", reference, None),
         ("mir review list --json", listed, TARGET_S),
@@ -154,6 +163,10 @@ def main() -> int:
     for what, seconds, target in rows:
         shown = f"<= {target:g} s" if target else ""
         print(f"{what:<38} {seconds:>8.3f} {seconds / reference:>12.2f} {shown:>8}")
+    print(
+        f"\na read closing {args.expire} expired flows: {expiring:.2f} s "
+        f"({expiring / args.expire * 1000:.0f} ms a flow: its events read, claimed, closed)"
+    )
     return 1 if listed > TARGET_S else 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from mir.reviews import PendingPage
 
 PROJECT = project_option()
+EXPIRE_BATCH = 1_000  # flows `mir review expire` closes per read of the queue
 AS_JSON = json_option()
 FORMAT = format_option()
 AGENT = typer.Option(
@@ -75,7 +77,14 @@ def build_group() -> typer.Typer:
         from mir.reviews import pending_page
 
         as_json = chosen_format(fmt, as_json) == "json"
-        page = pending_page(project, limit=1, agent=agent)
+        page = pending_page(project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH)
+        expired = list(page.expired)
+        while page.still_due and page.expired:  # batch after batch, while one closes some
+            page = pending_page(
+                project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH, remind=False
+            )
+            expired += page.expired
+        page = replace(page, expired=expired)
         if as_json:
             _print_json({"expired": page.expired, "pending": page.total})
             return
@@ -184,6 +193,10 @@ def _say_done(page: PendingPage, *, always: bool = False) -> None:
         out.print("no flow waited past its TTL")
     for flow_id in page.reminded:
         out.print(literal(f"reminded reviewers of {flow_id}"))
+    if page.still_due:
+        error_console().print(
+            f"{page.still_due} more flow(s) past their TTL are left for `mir review expire`"
+        )
     for note in page.notes:
         error_console().print(literal(f"warning: {note}"))
 

@@ -61,7 +61,8 @@ class PendingFlow:
 class PendingPage:
     """``items`` (oldest first) from ``offset``; ``total`` pending flows in all; ``expired``
     the flows this read closed as expired, ``reminded`` those it sent a reminder for,
-    ``notes`` the alerts that failed (best effort: never an error)."""
+    ``notes`` the alerts that failed (best effort: never an error), ``still_due`` the
+    flows past their TTL this read left for the next (never listed either)."""
 
     items: list[PendingFlow]
     total: int
@@ -69,6 +70,7 @@ class PendingPage:
     expired: list[str] = field(default_factory=list)
     reminded: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    still_due: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class PendingPage:
             "expired": list(self.expired),
             "reminded": list(self.reminded),
             "notes": list(self.notes),
+            "still_due": self.still_due,
         }
 
 

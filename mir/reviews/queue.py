@@ -34,11 +34,15 @@ if TYPE_CHECKING:
     from mir.traces import EventsSql
 
 MAX_LIMIT = 10_000
+# Closing a flow reads its events (tens of ms in a large store) and claims it: a read
+# that finds a weekend's worth of expired flows closes this many and leaves the rest out.
+EXPIRE_PER_READ = 100
 
 # Only a pending route event and a final event set a flow's status, so a flow waits when
 # it has the first and neither a final nor an execute event (an approval under way): a
 # hash anti-join of flow ids, no JSON parsed. Then only those flows' snapshots are parsed,
-# each once (one json_extract of three paths); a snapshot's `at` is its created_at.
+# each once (one json_extract of four paths): created_at and the TTL as the resume reads
+# them (the snapshot's `at` is the same instant, unless the store was edited).
 _QUEUE = """
 CREATE OR REPLACE TEMP TABLE review_queue AS
 WITH pending AS (
@@ -46,12 +50,14 @@ WITH pending AS (
   ANTI JOIN (SELECT flow_id FROM ({closed})) USING (flow_id)
 ),
 snapshots AS (
-  SELECT flow_id, agent, epoch_us("at") AS created_us,
-    json_extract(data, ['$.ttl_seconds', '$.source', '$.contract']) AS j
+  SELECT flow_id, agent, "at",
+    json_extract(data, ['$.ttl_seconds', '$.source', '$.contract', '$.created_at']) AS j
   FROM ({snapshots}) SEMI JOIN pending USING (flow_id)
+  QUALIFY row_number() OVER (PARTITION BY flow_id ORDER BY seq) = 1
 )
-SELECT flow_id, agent, created_us, TRY_CAST(j[1] AS DOUBLE) AS ttl_s,
-  j[3] ->> '$' AS contract
+SELECT flow_id, agent,
+  epoch_us(coalesce(TRY_CAST(j[4] ->> '$' AS TIMESTAMPTZ), "at")) AS created_us,
+  TRY_CAST(j[1] AS DOUBLE) AS ttl_s, j[3] ->> '$' AS contract
 FROM snapshots
 WHERE coalesce(j[2] ->> '$', 'production') NOT IN ('eval', 'shadow')
 """
@@ -76,12 +82,16 @@ def pending_page(
     agent: str | None = None,
     now: datetime | None = None,
     remind: bool = True,
+    expire_at_most: int = EXPIRE_PER_READ,
     flow_id: str | None = None,
 ) -> PendingPage:
     """The flows waiting for review, oldest first: ``limit`` of them from ``offset``, and
-    how many wait in all. Flows past their TTL are closed as ``expired`` first, and the
-    reminders that are due are sent (``remind``; see ``reminders.py``). ``flow_id``: only
-    that flow (exact id), when it waits (the inbox's flow page)."""
+    how many wait in all. Flows past their TTL are never listed: the oldest
+    ``expire_at_most`` of them are closed as ``expired`` by this read (each costs a read
+    of its events and a ledger claim; ``PendingPage.still_due`` says how many are left for
+    the next read or ``mir review expire``), and the reminders that are due are sent
+    (``remind``; see ``reminders.py``). ``flow_id``: only that flow (exact id),
+    when it waits (the inbox's flow page)."""
     if offset < 0 or not 0 < limit <= MAX_LIMIT:
         raise UsageError(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
@@ -106,11 +116,14 @@ def pending_page(
             reminders = (
                 due_reminders(con, proj, contract_of, describe, when, _NOT_DUE) if remind else []
             )
+        # redacted again with the rules of now, as exports are (a line written before a
+        # pattern existed must not leave the machine in an alert either)
+        reminders = [(period, store.redact(payload)) for period, payload in reminders]
         closed: list[str] = []
-        if due:
+        if due and expire_at_most > 0:
             from mir.runtime import expire_flows
 
-            done = expire_flows(due, project=proj, traces=store, now=when)
+            done = expire_flows(due[:expire_at_most], project=proj, traces=store, now=when)
             closed = [record.flow_id for record in done.closed]
     finally:
         store.close()
@@ -122,6 +135,7 @@ def pending_page(
         expired=closed,
         reminded=[payload["flow_id"] for _period, payload in reminders],
         notes=notes,
+        still_due=max(0, len(due) - min(len(due), max(expire_at_most, 0))),
     )
 
 
@@ -171,7 +185,9 @@ def _read_queue(
         params,
     )
     now_us = {"now": int(now.timestamp() * 1_000_000)}
-    due_rows = con.execute(f"SELECT flow_id FROM review_queue WHERE {_DUE}", now_us).fetchall()
+    due_rows = con.execute(
+        f"SELECT flow_id FROM review_queue WHERE {_DUE} ORDER BY created_us, flow_id", now_us
+    ).fetchall()
     due = [row[0] for row in due_rows]
     total = con.execute(f"SELECT count(*) FROM review_queue WHERE {_NOT_DUE}", now_us).fetchone()
     page = con.execute(
@@ -232,7 +248,7 @@ def _pending(
         agent=row.agent,
         action=action,
         fields=key_fields(decision, action_field, confidence_field),
-        reasons=[str(r) for r in route.get("reasons", []) if isinstance(r, str)],
+        reasons=_strings(route.get("reasons")),
         confidence=number(decision.get(confidence_field)),
         created_at=created,
         age_s=max(0.0, (now - created).total_seconds()),
@@ -263,6 +279,10 @@ def _parsed(text: Any) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _mapping(value: Any) -> dict[str, Any]:

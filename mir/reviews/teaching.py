@@ -3,9 +3,11 @@ fine-tuning file (``--sft``). See ``export.py`` for what a case expects."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from mir.contracts import load_contract
 from mir.errors import UsageError
@@ -48,6 +50,9 @@ def export_reviews(
             name = _suite_agent(store, suite, proj)
         with store.analysis() as (con, events, _):
             flows = reviewed_flows(con, events, name)
+        # redacted again with the rules of now, as `mir traces export` does: a value
+        # stored before its pattern existed must not land in a committed suite
+        flows = [_redacted(flow, store.redact) for flow in flows]
     report = ExportReport(reviewed=len(flows))
     if to_eval:
         for agent_name in sorted({f.agent for f in flows}):
@@ -59,6 +64,18 @@ def export_reviews(
         report.sft, report.sft_lines = sft, len(lines)
         report.notes += [f"--sft left out {why}" for why in left_out]
     return report
+
+
+def _redacted(flow: ReviewedFlow, redact: Callable[[Any], Any]) -> ReviewedFlow:
+    return replace(
+        flow,
+        input=redact(flow.input),
+        context=redact(flow.context),
+        proposal=redact(flow.proposal),
+        decision=redact(flow.decision),
+        correction=redact(flow.correction),
+        prompt=redact(flow.prompt),
+    )
 
 
 def _export_suite(

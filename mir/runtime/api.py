@@ -133,7 +133,8 @@ class Agent:
     def close(self) -> None:
         if self.shadow is not None:  # first: its flows write to the traces closed below
             self.shadow.close()
-        for part in (self.models_watch, self.deps.ledger, self.deps.providers):
+        held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
+        for part in held:  # on_pending: the review alerts still being sent
             closing = getattr(part, "close", None)
             if closing is not None:
                 closing()
@@ -214,7 +215,9 @@ def load_agent(
         source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
-        on_pending=None if evaluating else pending_announcer(proj, parts),
+        on_pending=(
+            None if evaluating else pending_announcer(proj, parts, getattr(sink, "redact", None))
+        ),
     )
     agent = Agent(parts, deps, owns_traces=owns)
     if watch_models and not evaluating:

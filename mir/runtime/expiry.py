@@ -18,7 +18,9 @@ loaders) is imported.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,6 +37,7 @@ from mir.runtime.review import StoredFlow, read_flow
 from mir.traces import TraceEvent, TraceStore
 
 EXPIRED_BY = "expiry"  # the holder name a reviewer who loses the race is told
+BATCH = 200  # flows locked and read together
 
 
 @dataclass(frozen=True)
@@ -63,34 +66,54 @@ def expire_flows(
     traces: TraceSink | None = None,
     now: datetime | None = None,
 ) -> Expiry:
-    """Close every flow of ``flow_ids`` that is still pending review and past its TTL."""
+    """Close every flow of ``flow_ids`` that is still pending review and past its TTL.
+
+    Flows go in batches: every flow of a batch is locked (in id order, so two expiries
+    never wait on each other), then their events are read in one query (fresh: nobody
+    may write to a locked flow), then each is claimed and closed."""
     proj = project if isinstance(project, Project) else find_project(_path(project))
     store = traces if traces is not None else TraceStore.for_project(proj)
     ledger = project_ledger(proj, store)
     closed: list[DecisionRecord] = []
     held: list[str] = []
     when = now or datetime.now(UTC)
+    ids = sorted(set(flow_ids))
     try:
-        for flow_id in flow_ids:
-            with flow_lock(proj.state_dir, flow_id):
-                outcome = expire_flow(flow_id, store, ledger, proj.root, when)
-            if isinstance(outcome, DecisionRecord):
-                closed.append(outcome)
-            elif outcome == "held":
-                held.append(flow_id)
+        for start in range(0, len(ids), BATCH):
+            batch = ids[start : start + BATCH]
+            with ExitStack() as locks:
+                for flow_id in batch:
+                    locks.enter_context(flow_lock(proj.state_dir, flow_id))
+                found = _events_of(store, batch)
+                for flow_id in batch:
+                    outcome = expire_flow(
+                        flow_id, found.get(flow_id, []), store, ledger, proj.root, when
+                    )
+                    if isinstance(outcome, DecisionRecord):
+                        closed.append(outcome)
+                    elif outcome == "held":
+                        held.append(flow_id)
     finally:
         ledger.close()
         if traces is None:
             store.close()  # type: ignore[attr-defined]
+    order = {flow_id: n for n, flow_id in enumerate(flow_ids)}
+    closed.sort(key=lambda record: order.get(record.flow_id, 0))
     return Expiry(tuple(closed), tuple(held))
 
 
 def expire_flow(
-    flow_id: str, store: TraceSink, ledger: ExecutionLedger, root: Path, now: datetime
+    flow_id: str,
+    events: Sequence[TraceEvent],
+    store: TraceSink,
+    ledger: ExecutionLedger,
+    root: Path,
+    now: datetime,
 ) -> DecisionRecord | str:
     """The flow's ``expired`` record, or why not: ``"not_pending"``, ``"not_due"``,
-    ``"held"`` (another holder has its outcome). The caller holds the flow's lock."""
-    found = _pending(flow_id, store.flow(flow_id))
+    ``"held"`` (another holder has its outcome). The caller holds the flow's lock and
+    read ``events`` under it."""
+    found = _pending(flow_id, events)
     if found is None:
         return "not_pending"
     flow, source = found
@@ -116,6 +139,39 @@ def expire_flow(
     return record
 
 
+_COLUMNS = (
+    "event_id, flow_id, seq, step, agent, status, reasons, provider, model, prompt_hash, "
+    "prompt_version, prompt_tokens, completion_tokens, cost_usd, latency_ms, data"
+)
+
+
+def _events_of(store: TraceSink, flow_ids: Sequence[str]) -> dict[str, list[TraceEvent]]:
+    """The events of ``flow_ids``: one query on a trace store, else one read a flow."""
+    analysis = getattr(store, "analysis", None)
+    if analysis is None:
+        return {flow_id: list(store.flow(flow_id)) for flow_id in flow_ids}
+    found: dict[str, list[TraceEvent]] = {}
+    broken: set[str] = set()
+    names = [c.strip() for c in _COLUMNS.split(",")]
+    with analysis() as (con, events, _):
+        rows = con.execute(
+            f'SELECT {_COLUMNS}, epoch_us("at") FROM ({events("list_contains($ids, flow_id)")}) '
+            "ORDER BY flow_id, seq",
+            {"ids": list(flow_ids)},
+        ).fetchall()
+    for row in rows:
+        fields = dict(zip(names, row[:-1], strict=True))
+        try:
+            fields["data"] = json.loads(fields["data"]) if fields["data"] else {}
+            fields["at"] = datetime.fromtimestamp(row[-1] / 1e6, UTC)
+            event = TraceEvent.model_validate(fields)
+        except (ValueError, TypeError):  # an edited line: the flow is not read at all
+            broken.add(fields["flow_id"])
+            continue
+        found.setdefault(event.flow_id, []).append(event)
+    return {flow_id: evs for flow_id, evs in found.items() if flow_id not in broken}
+
+
 def _pending(flow_id: str, events: Sequence[TraceEvent]) -> tuple[StoredFlow, str] | None:
     """The flow and its source, when it waits for review (eval and shadow flows never
     wait: their decisions never execute)."""
@@ -123,8 +179,8 @@ def _pending(flow_id: str, events: Sequence[TraceEvent]) -> tuple[StoredFlow, st
         return None
     try:
         flow = read_flow(flow_id, events)
-    except MirUserError:  # no snapshot: nothing to resume, nothing to expire
-        return None
+    except (MirUserError, KeyError, TypeError, ValueError):
+        return None  # no snapshot, or one edited past reading: nothing a resume could use
     source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
     if flow.phase != "pending" or flow.decision is None or source in ("eval", "shadow"):
         return None

@@ -115,3 +115,17 @@ def test_export_usage_errors(run_mir, app: Path):
     assert len(nothing.stderr.strip().splitlines()) == 1
     suite_alone = run_mir("review", "export", "--suite", "x.yaml", cwd=app)
     assert suite_alone.returncode == 2
+
+
+def test_a_value_the_current_rules_redact_never_lands_in_the_suite(run_mir, app: Path):
+    flows = _reviewed(run_mir, app)
+    pyproject = app / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text() + '\n[tool.mir.traces]\nredact_patterns = ["changed my mind"]\n'
+    )
+    done = run_mir("review", "export", "--eval", "--json", cwd=app)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert f"review-{flows['rejected'][:12]}" not in report["suites"][0]["added"]
+    assert any(flows["rejected"] in note for note in report["notes"])
+    assert "changed my mind" not in (app / SUITE).read_text()

@@ -8,6 +8,9 @@ import sys
 import time
 from pathlib import Path
 
+from .test_review_identity import approve as identity_approve
+from .test_review_identity import pending as identity_pending
+from .test_review_identity import team  # noqa: F401 - the fixture: four lead reviewers
 from .test_run_agent import GOOD, executed, run, script
 
 
@@ -104,3 +107,17 @@ def test_review_remind_alerts_through_the_command_once_per_period(run_mir, app: 
     assert [a["kind"] for a in alerts] == ["review", "remind"]
     assert {a["link"] for a in alerts} == {f"http://127.0.0.1:8765/flows/{flow_id}"}
     assert alerts[1]["fields"]["amount"] == 40
+
+
+def test_review_list_says_how_many_approvals_a_flow_still_waits_for(run_mir, app: Path, team):  # noqa: F811
+    flow_id = identity_pending(run_mir, app, requester="req")
+    waiting = json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["items"]
+    assert [(i["flow_id"], i["waits_for"], i["requested_by"]) for i in waiting] == [
+        (flow_id, "0 of 2 approvals (lead)", "req")
+    ]
+    assert identity_approve(run_mir, app, flow_id, "ana", team["ana"]).returncode == 0
+    [item] = json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["items"]
+    assert item["waits_for"] == "1 of 2 approvals (lead)"
+    assert "1 of 2 approvals (lead)" in run_mir("review", "list", cwd=app).stdout
+    assert identity_approve(run_mir, app, flow_id, "bob", team["bob"]).returncode == 0
+    assert json.loads(run_mir("review", "list", "--json", cwd=app).stdout)["total"] == 0

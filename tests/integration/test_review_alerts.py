@@ -149,3 +149,47 @@ def test_eval_flows_never_alert(app: Path, hook):  # noqa: F811
     ) as agent:
         assert agent.decide(TICKET).status == "pending_review"
     assert received == [] and pending_page(app).total == 0
+
+
+def test_an_alert_never_carries_a_secret_the_traces_would_not_keep(app: Path, hook):  # noqa: F811
+    url, received = hook
+    configure(app, url)
+    decide(app, {**LOW, "reason": "key sk-proj-ABCDEFGHIJKLMNOPQRST"})
+    [payload] = received
+    assert "sk-proj-ABCDEFGHIJKLMNOPQRST" not in json.dumps(payload)
+    assert payload["fields"]["reason"] == "key [REDACTED]"
+
+
+def test_a_slow_webhook_never_delays_the_decision(app: Path):  # noqa: F811
+    import time
+
+    received: list[dict] = []
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            time.sleep(4)
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        configure(app, f"http://127.0.0.1:{server.server_address[1]}/hook")
+        script = app / "responses.jsonl"
+        script.write_text(json.dumps(json.dumps(LOW)) + "\n")
+        with load_agent(
+            "refunds.triage", project=app, provider="scripted", responses=script
+        ) as agent:
+            started = time.perf_counter()
+            record = agent.decide(TICKET)
+            took = time.perf_counter() - started
+            assert record.status == "pending_review" and received == []
+        assert took < 3, took  # the alert went on in the background ...
+        assert [p["flow_id"] for p in received] == [record.flow_id]  # ... and close waited
+    finally:
+        server.shutdown()
+        server.server_close()

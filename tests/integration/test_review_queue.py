@@ -150,3 +150,68 @@ def test_threads_racing_an_approval_and_an_expiry_leave_one_outcome(app: Path):
             assert expiry.closed == ()  # type: ignore[attr-defined]
         outcomes.append(final.status)
     assert len(executed(app)) == outcomes.count("executed")
+
+
+def test_hand_written_and_damaged_flows_never_break_the_queue(app: Path):
+    from mir.traces import TraceEvent
+
+    [real] = decide(app, LOW)
+    old = "2020-01-01T00:00:00+00:00"
+    events = [
+        # a pending route event with no snapshot: nothing to resume, never listed
+        TraceEvent(flow_id="f" * 32, seq=0, step="route", agent="refunds.triage",
+                   status="pending_review", data={"decision": LOW}),
+        # a snapshot edited past reading: no created_at, a TTL that is no number,
+        # a decision that is no object; twice
+        *[TraceEvent(flow_id="e" * 32, seq=0, step="snapshot", agent="refunds.triage",
+                     data={"ttl_seconds": "soon", "input": "x", "context": [1]})
+          for _ in range(2)],
+        TraceEvent(flow_id="e" * 32, seq=1, step="route", agent="refunds.triage",
+                   status="pending_review", data={"decision": "refund it", "reasons": 7}),
+        # long expired, with an odd role: closed as expired like any other
+        TraceEvent(flow_id="d" * 32, seq=0, step="snapshot", agent="refunds.triage",
+                   data={"ttl_seconds": 1, "created_at": old, "role": 5}),
+        TraceEvent(flow_id="d" * 32, seq=1, step="route", agent="refunds.triage",
+                   status="pending_review", data={"decision": LOW}),
+    ]  # fmt: skip
+    with TraceStore.for_project(find_project(app)) as store:
+        store.append(events)
+    page = pending_page(app)
+    listed = {item.flow_id: item for item in page.items}
+    assert "f" * 32 not in listed and real in listed
+    damaged = listed["e" * 32]
+    assert damaged.decision == {} and damaged.reasons == [] and damaged.ttl_s is None
+    assert page.expired == ["d" * 32] and "d" * 32 not in listed
+    assert page.total == len(page.items) == 2
+    assert executed(app) == []
+
+
+def test_a_read_closes_a_bounded_batch_and_never_lists_the_rest(app: Path):
+    flows = decide(app, *[LOW] * 5)
+    later = pending_page(app).items[-1].created_at + timedelta(seconds=301)
+    first = pending_page(app, now=later, expire_at_most=2)
+    assert first.expired == flows[:2] and first.still_due == 3  # the oldest first
+    assert first.total == 0 and first.items == []
+    rest = pending_page(app, now=later, expire_at_most=100)
+    assert rest.expired == flows[2:] and rest.still_due == 0
+    assert all(finals(app, f)[0].status == "expired" for f in flows)
+
+
+def test_review_expire_closes_every_batch(app: Path, monkeypatch: pytest.MonkeyPatch):
+    from typer.testing import CliRunner
+
+    from mir.cli import review
+    from mir.cli.app import build_app
+
+    flows = decide(app, *[LOW] * 5)
+    later = pending_page(app).items[-1].created_at + timedelta(seconds=301)
+    monkeypatch.setattr(review, "EXPIRE_BATCH", 2)  # three passes for five flows
+    import mir.reviews.queue as queue
+
+    real = queue.pending_page
+    monkeypatch.setattr("mir.reviews.pending_page", lambda *a, **k: real(*a, **{**k, "now": later}))
+    result = CliRunner().invoke(
+        build_app(), ["review", "expire", "--json", "--project", str(app)], env={"COLUMNS": "100"}
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"expired": flows, "pending": 0}
