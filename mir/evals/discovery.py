@@ -73,7 +73,17 @@ def find_suites(
                 wanted_agents[path] = agent
         paths += found
     suites: list[SuiteFile] = []
+    twins: set[Path] = set()
     for path in dict.fromkeys(paths):
+        if path in twins:
+            continue  # the other file of a pair already refused
+        twin = _baseline_twin(path, project)
+        if twin is not None:
+            if broken is None:
+                raise twin[1]
+            twins.add(twin[0])
+            broken.append(twin[1])
+            continue
         try:
             suite = load_eval_suite(path)
         except ConfigError as exc:
@@ -102,6 +112,23 @@ def find_suites(
         name = next(iter(wanted_agents.values()))
         raise UsageError(f"no eval suite tests {name}", hint=_create_hint(name))
     return suites
+
+
+def _baseline_twin(path: Path, project: Project) -> tuple[Path, ConfigError] | None:
+    """``triage.yaml`` and ``triage.yml`` in one folder would share one baseline
+    (``baselines/triage.json``), each replacing the other's: the other file and the
+    error refusing both, or None."""
+    for suffix in SUITE_SUFFIXES:
+        other = path.with_suffix(suffix)
+        if suffix != path.suffix and other.is_file():
+            first, second = sorted((path, other), key=lambda p: SUITE_SUFFIXES.index(p.suffix))
+            baseline = f"{_shown(path.parent, project)}/baselines/{path.stem}.json"
+            return other, ConfigError(
+                f"{_shown(first, project)} and {_shown(second, project)} would share one "
+                f"baseline ({baseline})",
+                hint="rename or remove one of them: a suite's baseline is named after its file",
+            )
+    return None
 
 
 def _valid_part(path: Path, project: Project, broken: list[ConfigError]) -> PartSuite | None:
