@@ -201,15 +201,13 @@ def register(app: typer.Typer) -> None:
 
 def _sources(source: str | None) -> tuple[str, ...] | None:
     """The sources ``--source`` names (None: all of them); an unknown one is exit 2."""
-    from mir.errors import UsageError
+    from mir.errors import UsageError, did_you_mean
 
     if source is None:
         return DEFAULT_SOURCES
     if source not in SOURCES:
-        import difflib
-
-        close = difflib.get_close_matches(source, SOURCES, n=1)
-        hint = (f"did you mean {close[0]!r}? " if close else "") + "one of " + ", ".join(SOURCES)
+        close = did_you_mean(source, SOURCES)
+        hint = (f"did you mean {close!r}? " if close else "") + "one of " + ", ".join(SOURCES)
         raise UsageError(f"--source: unknown source {source!r}", hint=hint)
     return None if source == "all" else (source,)
 
