@@ -1,4 +1,5 @@
-"""The error tree every capability shares (the only module outside a capability).
+"""The error tree every capability shares (the only module outside a capability), and
+the "did you mean ...?" helper of every hint that names a misspelt thing.
 
 Two kinds of failure, kept apart on purpose (after pydantic-ai's UserError split):
 
@@ -14,6 +15,7 @@ exceptions: they are returned and rendered, and mapped to exit code 1.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -52,6 +54,16 @@ class ConfigError(MirUserError):
 
 class UsageError(MirUserError):
     """Invalid command-line input: names, paths, option combinations."""
+
+
+def did_you_mean(value: object, known: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The known name closest to a misspelt ``value`` (difflib's ratio, at least
+    ``cutoff``), or None: what every "did you mean ...?" hint of mir names. Each caller
+    words the hint in its own message."""
+    import difflib
+
+    close = difflib.get_close_matches(str(value), list(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 def is_lock_conflict(exc: BaseException) -> bool:

@@ -20,6 +20,7 @@ from mir.cli.output import (
     literal,
     project_option,
 )
+from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 PROJECT = project_option()
 FORMAT = format_option()
 JSON = json_option()
-AGENTS = typer.Argument(None, help="Agents (capability.agent, or the name alone); default: all.")
+AGENTS = typer.Argument(
+    None, metavar="AGENT", help="Agents (capability.agent, or the name alone); default: all."
+)
 WINDOW = typer.Option(None, "--window", help="Current window: the last 24h (default), 90m, 2d ...")
 REFERENCE = typer.Option(
     None,
@@ -110,7 +113,7 @@ def register(app: typer.Typer) -> None:
         "--help` lists every option.",
     )
 
-    @drift.command("show", hidden=True)
+    @drift.command("show", hidden=True, cls=VariadicCommand)
     def show_command(
         agents: list[str] | None = AGENTS,
         window: str | None = WINDOW,
@@ -135,7 +138,7 @@ def register(app: typer.Typer) -> None:
         _write_html(report, html)
         return 1 if report.past_suspend else 0
 
-    @drift.command("check")
+    @drift.command("check", cls=VariadicCommand)
     def check_command(
         agents: list[str] | None = AGENTS,
         window: str | None = WINDOW,
@@ -161,7 +164,7 @@ def register(app: typer.Typer) -> None:
         _write_html(report, html)
         return 1 if report.past_suspend else 0
 
-    @drift.command("watch")
+    @drift.command("watch", cls=VariadicCommand)
     def watch_command(
         agents: list[str] | None = AGENTS,
         every: str = typer.Option("60s", "--every", help="How often to check: 30s, 5m ..."),

@@ -24,6 +24,7 @@ from mir.cli.output import (
     literal,
     print_listing,
 )
+from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
     from mir.evals import EvalReport, SuiteResult
@@ -51,10 +52,11 @@ def register(app: typer.Typer) -> None:
         "`mir eval [TARGETS] [OPTIONS]` is `mir eval run ...` (options: `mir eval run --help`).",
     )
 
-    @group.command("run")
+    @group.command("run", cls=VariadicCommand)
     def eval_command(
         targets: list[str] | None = typer.Argument(
             None,
+            metavar="TARGET",
             help="Suite files, folders, or CAPABILITY.AGENT (default: every "
             "capabilities/*/evals/*.yaml of the project).",
             show_default=False,

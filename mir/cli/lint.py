@@ -124,14 +124,12 @@ def register(app: typer.Typer) -> None:
 
         doc = _doc_for(code)
         if doc is None:
-            import difflib
+            from mir.errors import did_you_mean
 
             known = [word for row in _catalogue() for word in row[:2]]
-            close = difflib.get_close_matches(
-                code.upper() if code[:1].isalpha() else code, known, n=1
-            )
-            close = close or difflib.get_close_matches(code.replace("_", "-"), known, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
+            close = did_you_mean(code.upper() if code[:1].isalpha() else code, known)
+            close = close or did_you_mean(code.replace("_", "-"), known)
+            hint = f"did you mean `{close}`? " if close else ""
             raise UsageError(f"no rule '{code}'", hint=f"{hint}`mir lint rules` lists them")
         if not sys.stdout.isatty():  # piped: the Markdown as written, no 80-column cut
             typer.echo(doc.rstrip())

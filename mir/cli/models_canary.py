@@ -21,6 +21,7 @@ from mir.cli.output import (
     print_listing,
     project_option,
 )
+from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
     from mir.releases import CanaryCheck, ModelComparison
@@ -59,7 +60,7 @@ def add_commands(group: typer.Typer) -> None:
             render_comparison(comparison)
         return 0
 
-    @group.command("check")
+    @group.command("check", cls=VariadicCommand)
     def check_command(
         names: list[str] | None = typer.Argument(
             None, metavar="NAME", help="Models (default: every canary)."

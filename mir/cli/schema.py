@@ -66,16 +66,14 @@ def register(app: typer.Typer) -> None:
 def _schema_file(name: str, schemas: dict[str, str]) -> str:
     """The file a user means: the listed name, or that name without `.schema.json` (what
     a newcomer types after reading `mir schema`'s list)."""
-    import difflib
-
-    from mir.errors import UsageError
+    from mir.errors import UsageError, did_you_mean
 
     stems = {file.removesuffix(".schema.json"): file for file in schemas}
     file = name if name in schemas else stems.get(name.removesuffix(".json"))
     if file is not None:
         return file
-    close = difflib.get_close_matches(name.removesuffix(".schema.json"), stems, n=1)
-    hint = f"did you mean `{close[0]}`? " if close else ""
+    close = did_you_mean(name.removesuffix(".schema.json"), stems)
+    hint = f"did you mean `{close}`? " if close else ""
     raise UsageError(f"unknown schema {name!r}", hint=f"{hint}one of: {', '.join(sorted(stems))}")
 
 

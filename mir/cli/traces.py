@@ -34,8 +34,6 @@ EXPORT_FORMATS = ("json", "parquet", "otlp")
 # production mode (they may execute, or wait for review), so they are listed with them.
 SOURCES = ("production", "eval", "shadow", "replay", "all")
 DEFAULT_SOURCES = ("production", "replay")
-# A flow with no status yet has no final event: still running, or its process stopped.
-NO_STATUS = "unfinished"
 
 
 @contextmanager
@@ -66,7 +64,10 @@ def register(app: typer.Typer) -> None:
             "only one capability has it.",
         ),
         status: str | None = typer.Option(
-            None, "--status", help="Only flows whose current status is this (e.g. executed)."
+            None,
+            "--status",
+            help="Only flows whose current status is this (e.g. executed; unfinished: no "
+            "final event yet, still running or its process stopped).",
         ),
         since: str | None = typer.Option(
             None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
@@ -100,7 +101,8 @@ def register(app: typer.Typer) -> None:
                 source=sources,
             )
         if as_json:
-            _print_json([flow.model_dump(mode="json") for flow in flows])
+            # the table's word for a flow with no final event, not null
+            _print_json([_listed(flow) for flow in flows])
         else:
             render_flows(flows)
 
@@ -207,15 +209,13 @@ def register(app: typer.Typer) -> None:
 
 def _sources(source: str | None) -> tuple[str, ...] | None:
     """The sources ``--source`` names (None: all of them); an unknown one is exit 2."""
-    from mir.errors import UsageError
+    from mir.errors import UsageError, did_you_mean
 
     if source is None:
         return DEFAULT_SOURCES
     if source not in SOURCES:
-        import difflib
-
-        close = difflib.get_close_matches(source, SOURCES, n=1)
-        hint = (f"did you mean {close[0]!r}? " if close else "") + "one of " + ", ".join(SOURCES)
+        close = did_you_mean(source, SOURCES)
+        hint = (f"did you mean {close!r}? " if close else "") + "one of " + ", ".join(SOURCES)
         raise UsageError(f"--source: unknown source {source!r}", hint=hint)
     return None if source == "all" else (source,)
 
@@ -228,8 +228,18 @@ def _cost(value: float) -> str:
     return f"${value:.4f}" if value else "-"
 
 
+def _listed(flow: FlowSummary) -> dict[str, Any]:
+    from mir.traces import UNFINISHED
+
+    listed = flow.model_dump(mode="json")
+    listed["status"] = listed["status"] or UNFINISHED
+    return listed
+
+
 def render_flows(flows: list[FlowSummary]) -> None:
     from rich.table import Table
+
+    from mir.traces import UNFINISHED
 
     if not flows:
         console().print("no flows")
@@ -250,7 +260,7 @@ def render_flows(flows: list[FlowSummary]) -> None:
             literal(flow.flow_id[:shown]),
             literal(flow.agent),
             literal(flow.source),
-            literal(flow.status or NO_STATUS),
+            literal(flow.status or UNFINISHED),
             literal(flow.action),
             str(flow.steps),
             literal(flow.model),

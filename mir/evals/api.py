@@ -19,7 +19,7 @@ from typing import Any
 
 from mir.contracts import MAX_REPEAT
 from mir.errors import ConfigError, UsageError
-from mir.evals.discovery import SuiteFile, find_suites
+from mir.evals.discovery import PartSuite, SuiteFile, find_suites
 from mir.evals.domain import Baseline, CaseRun, EvalReport, SuiteResult
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
@@ -68,7 +68,9 @@ def run_eval(
         )
     proj = find_project(Path(project) if project is not None else _near(targets))
     broken: list[ConfigError] = []  # suites that do not load: listed with the others' problems
-    suites = [_as_run(s, repeat) for s in find_suites(targets, proj, broken=broken)]
+    parts: list[PartSuite] = []  # their cases that do: checked too
+    found = find_suites(targets, proj, broken=broken, parts=parts)
+    suites = [_as_run(s, repeat) for s in found]
     settings = Settings(
         root=proj.root,
         provider=provider,
@@ -77,9 +79,11 @@ def run_eval(
         replay_label=Path(responses).name if responses is not None else "scripted",
     )
     plans = [SuitePlan(s.ref, s.path, s.agent, s.suite) for s in suites]
-    runner = CaseRunner(settings, plans, proj)
+    # the parts' plans follow the suites' (only checked: a broken suite stops the run)
+    checked = [SuitePlan(p.file.ref, p.file.path, p.file.agent, p.file.suite) for p in parts]
+    runner = CaseRunner(settings, [*plans, *checked], proj)
     try:
-        parts = _check(suites, runner, broken)
+        parts = _check(suites, runner, broken, parts)
         baselines = [_baseline(s, update_baseline) for s in suites]
         gating = [_judge_gating(i, s, runner) for i, s in enumerate(suites)]
         later = [jobs > 1 and _judge_replays(i, s, runner) for i, s in enumerate(suites)]
@@ -177,10 +181,14 @@ def _near(targets: Sequence[str | Path]) -> Path | None:
 
 
 def _check(
-    suites: Sequence[SuiteFile], runner: CaseRunner, broken: Sequence[ConfigError] = ()
+    suites: Sequence[SuiteFile],
+    runner: CaseRunner,
+    broken: Sequence[ConfigError] = (),
+    partly: Sequence[PartSuite] = (),
 ) -> list[Any]:
     """Each suite's agent parts; every problem of every suite at once, those of the
-    suites that did not load first (loading an agent may raise its own config error)."""
+    suites that did not load first, then those of their cases that did (``partly``, run
+    as plans after the suites'). Loading an agent may raise its own config error."""
     from mir.evals.checking import check_suite
 
     problems: list[str] = [line for exc in broken for line in str(exc).splitlines()]
@@ -190,6 +198,16 @@ def _check(
         parts = runner.agent(index).parts
         every.append(parts)
         more = check_suite(suite.suite, suite_path=suite.path, parts=parts)
+        found += len(more)
+        problems += more
+    for offset, part in enumerate(partly):
+        try:
+            agent_parts = runner.agent(len(suites) + offset).parts
+        except ConfigError:
+            continue  # its file is already listed as broken
+        more = check_suite(
+            part.file.suite, suite_path=part.file.path, parts=agent_parts, indexes=part.indexes
+        )
         found += len(more)
         problems += more
     if len(broken) == 1 and not found:

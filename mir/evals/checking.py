@@ -12,13 +12,13 @@ contract's input schema refuses is not flagged: it is how a suite tests
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from mir.contracts import EvalSuite, FlowStatusName, field_line, load_contract
+from mir.errors import did_you_mean
 from mir.evals.assertions import DecisionParts, expand
 from mir.evals.decision_paths import SchemaField, Unresolved, json_equal, json_type, resolve_path
 from mir.runtime import ReasonCode
@@ -28,16 +28,26 @@ _REASONS = tuple(code.value for code in ReasonCode)
 _TEXT_LIKE = {"string", "array", "object"}
 
 
-def check_suite(suite: EvalSuite, *, suite_path: Path, parts: DecisionParts) -> list[str]:
-    """Every problem of the suite against the agent, as ``file:line: ...`` lines."""
+def check_suite(
+    suite: EvalSuite,
+    *,
+    suite_path: Path,
+    parts: DecisionParts,
+    indexes: Sequence[int] | None = None,
+) -> list[str]:
+    """Every problem of the suite against the agent, as ``file:line: ...`` lines.
+
+    ``indexes``: each case's index in the file, when ``suite`` holds only some of its
+    cases (those that pass the format check, in a file that does not)."""
     checker = _Checker(suite_path, parts)
     out: list[str] = []
-    if not suite.cases:  # it would print 'gate: passed' and keep CI green, testing nothing
+    if not suite.cases and indexes is None:  # 'gate: passed' on nothing, CI kept green
         out.append(
             f"{checker.file}:{checker.line(('cases',))}: the suite has no cases; "
             "add at least one (id, input, expect) or delete the file"
         )
-    for i, case in enumerate(suite.cases):
+    numbers = list(indexes) if indexes is not None else range(len(suite.cases))
+    for i, case in zip(numbers, suite.cases, strict=True):
         shorthand = list(case.expect)
         for j, assertion in enumerate(expand(case)):
             in_expect = j < len(shorthand)
@@ -214,10 +224,10 @@ class _Checker:
         head = f"{path!r} is not in the decision schema"
         if parent:
             head += f" ({parent!r} has no field {leaf!r})"
-        close = difflib.get_close_matches(leaf, found.known, n=1)
+        close = did_you_mean(leaf, found.known)
         fields = ", ".join(found.known)
         if close:
-            suggestion = f"{parent}.{close[0]}" if parent else close[0]
+            suggestion = f"{parent}.{close}" if parent else close
             return f"{head}; did you mean {suggestion!r}? (fields: {fields})"
         if fields:
             return f"{head}; use one of its fields: {fields}"
@@ -291,10 +301,10 @@ def _unknown(what: str, value: Any, known: Sequence[str], *, where: str = "") ->
     kinds = f"{what}es" if what.endswith("s") else f"{what}s"
     place = f"{kinds} {where}" if where else kinds
     head = f"unknown {what} {value!r}"
-    close = difflib.get_close_matches(value, known, n=1) if isinstance(value, str) else []
+    close = did_you_mean(value, known) if isinstance(value, str) else None
     listing = ", ".join(known)
     if close and len(known) > 10:  # a long list buries the suggestion
-        return f"{head}; did you mean {close[0]!r}?"
+        return f"{head}; did you mean {close!r}?"
     if close:
-        return f"{head}; did you mean {close[0]!r}? ({place}: {listing})"
+        return f"{head}; did you mean {close!r}? ({place}: {listing})"
     return f"{head}; use one of the {place}: {listing}"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from mir.contracts import EvalSuite, field_line, load_eval_suite
+from mir.contracts import EvalCase, EvalSuite, field_line, load_eval_suite
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
 
@@ -33,14 +34,29 @@ class SuiteFile:
         return self.agent.partition(".")[2]
 
 
+@dataclass(frozen=True)
+class PartSuite:
+    """The cases of a suite file that fails its format check which pass it on their own:
+    checked against the agent too (never run), so one malformed case does not hide the
+    other cases' problems. ``indexes``: each case's index in the file."""
+
+    file: SuiteFile
+    indexes: tuple[int, ...]
+
+
 def find_suites(
-    targets: Sequence[str | Path], project: Project, *, broken: list[ConfigError] | None = None
+    targets: Sequence[str | Path],
+    project: Project,
+    *,
+    broken: list[ConfigError] | None = None,
+    parts: list[PartSuite] | None = None,
 ) -> list[SuiteFile]:
     """The suites the targets name, loaded, each once, in a stable order.
 
     ``broken``: a suite that does not load (bad YAML, a format error, an unknown agent)
     is added to it and skipped, so the caller can list every suite's problems at once;
-    without it, the first one raises."""
+    without it, the first one raises. ``parts``: for a suite whose format check fails,
+    the cases that pass it alone (``PartSuite``), for the caller to check as well."""
     paths: list[Path] = []
     wanted_agents: dict[Path, str] = {}
     if not targets:
@@ -57,9 +73,29 @@ def find_suites(
                 wanted_agents[path] = agent
         paths += found
     suites: list[SuiteFile] = []
+    twins: set[Path] = set()
     for path in dict.fromkeys(paths):
+        if path in twins:
+            continue  # the other file of a pair already refused
+        twin = _baseline_twin(path, project)
+        if twin is not None:
+            if broken is None:
+                raise twin[1]
+            twins.add(twin[0])
+            broken.append(twin[1])
+            continue
         try:
             suite = load_eval_suite(path)
+        except ConfigError as exc:
+            if broken is None:
+                raise
+            broken.append(exc)
+            part = _valid_part(path, project, broken) if parts is not None else None
+            wanted = wanted_agents.get(path)
+            if part is not None and parts is not None and wanted in (None, part.file.agent):
+                parts.append(part)
+            continue
+        try:
             agent = suite_agent(suite, path, project)
         except ConfigError as exc:
             if broken is None:
@@ -76,6 +112,59 @@ def find_suites(
         name = next(iter(wanted_agents.values()))
         raise UsageError(f"no eval suite tests {name}", hint=_create_hint(name))
     return suites
+
+
+def _baseline_twin(path: Path, project: Project) -> tuple[Path, ConfigError] | None:
+    """``triage.yaml`` and ``triage.yml`` in one folder would share one baseline
+    (``baselines/triage.json``), each replacing the other's: the other file and the
+    error refusing both, or None."""
+    for suffix in SUITE_SUFFIXES:
+        other = path.with_suffix(suffix)
+        if suffix != path.suffix and other.is_file():
+            first, second = sorted((path, other), key=lambda p: SUITE_SUFFIXES.index(p.suffix))
+            baseline = f"{_shown(path.parent, project)}/baselines/{path.stem}.json"
+            return other, ConfigError(
+                f"{_shown(first, project)} and {_shown(second, project)} would share one "
+                f"baseline ({baseline})",
+                hint="rename or remove one of them: a suite's baseline is named after its file",
+            )
+    return None
+
+
+def _valid_part(path: Path, project: Project, broken: list[ConfigError]) -> PartSuite | None:
+    """The cases of ``path`` that pass the format check alone, when the rest of the file
+    (its agent, its settings) does too; None otherwise (its error says it all)."""
+    import yaml
+    from pydantic import ValidationError
+
+    try:
+        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        return None
+    cases, indexes, seen = [], [], set()
+    for index, raw in enumerate(data["cases"]):
+        try:
+            case = EvalCase.model_validate(raw)
+        except ValidationError:
+            continue
+        if case.id not in seen:  # a duplicate id is the format check's problem
+            seen.add(case.id)
+            cases.append(case)
+            indexes.append(index)
+    if not cases:
+        return None
+    try:
+        suite = EvalSuite.model_validate({**data, "cases": cases})
+    except ValidationError:
+        return None
+    try:
+        agent = suite_agent(suite, path, project)
+    except ConfigError as exc:  # a second problem of the same file
+        broken.append(exc)
+        return None
+    return PartSuite(SuiteFile(path, _shown(path, project), suite, agent), tuple(indexes))
 
 
 def suite_agent(suite: EvalSuite, path: Path, project: Project) -> str:

@@ -7,7 +7,6 @@ name model files and model ids directly, as before.
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import re
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mir.errors import ConfigError
+from mir.errors import ConfigError, did_you_mean
 from mir.models.domain import PACKAGE_PREFIX, ModelEntry, Registry, RegistryError
 
 FILE_NAME = "models.toml"
@@ -131,8 +130,8 @@ def _key_line(text: str, start: int, end: int | None, key: str) -> int:
 
 
 def _did_you_mean(value: object, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = did_you_mean(value, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _first_problem(exc: ValidationError, table: dict[str, Any]) -> tuple[str, str | None]:

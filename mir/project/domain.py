@@ -7,10 +7,11 @@ never has to know about lint rules or model routes.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mir.errors import did_you_mean
 
 
 class MirSettings(BaseModel):
@@ -63,8 +64,8 @@ def describe_validation_error(
         message = "unknown key"
         if model is not None:
             keys = known_keys(model.model_json_schema(), loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
-            message += f" (did you mean `{close[0]}`?)" if close else ""
+            close = did_you_mean(loc[-1], keys)
+            message += f" (did you mean `{close}`?)" if close else ""
     more = len(errors) - 1
     suffix = f" (+{more} more)" if more else ""
     return f"{field or '<root>'}: {message}{suffix}"

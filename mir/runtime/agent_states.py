@@ -50,11 +50,17 @@ class AgentStateFile:
         # reading it as "no state" would silently resume a suspended agent.
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise self._corrupt()
+        for agent, entry in data.items():
+            problem = _entry_problem(entry)
+            if problem is not None:  # hand-edited: say which agent and field
+                raise self._corrupt(f"{agent!r}: {problem}")
         return data
 
-    def _corrupt(self) -> ConfigError:
+    def _corrupt(self, detail: str | None = None) -> ConfigError:
         return ConfigError(
-            "agent state file is corrupt", where=str(self.path), hint="fix or delete it"
+            "agent state file is corrupt" + (f": {detail}" if detail else ""),
+            where=str(self.path),
+            hint="fix or delete it",
         )
 
     def is_suspended(self, agent: str) -> bool:
@@ -84,3 +90,25 @@ class AgentStateFile:
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+STATES = ("active", "suspended")
+
+
+def _entry_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with one agent's entry (as mir writes it: a known state, texts or
+    null, an ISO time), or None."""
+    state = entry.get("state")
+    if state not in STATES:
+        return f"state is {state!r}, not one of {', '.join(STATES)}"
+    for field in ("reason", "by", "at"):
+        value = entry.get(field)
+        if value is not None and not isinstance(value, str):
+            return f"{field} is {value!r}, not text"
+    at = entry.get("at")
+    if at is not None:
+        try:
+            datetime.fromisoformat(at)
+        except ValueError:
+            return f"at is {at!r}, not an ISO time such as 2026-01-31T12:00:00+00:00"
+    return None

@@ -9,12 +9,11 @@ schema and its action's limits when the agent loads. Values written as ``$input.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from mir.contracts import AgentContract, Rule
-from mir.errors import ConfigError
+from mir.errors import ConfigError, did_you_mean
 from mir.runtime.integrity import Circumstances, IntegrityCheck
 from mir.runtime.records import ReasonCode
 from mir.runtime.rules import rule_decision
@@ -56,8 +55,8 @@ def rule_problems(contract: AgentContract, integrity: IntegrityCheck) -> list[tu
             if problem.code in _PER_FLOW:
                 continue
             if problem.code is ReasonCode.EXTRA_FIELD and field:
-                close = difflib.get_close_matches(field, fields, n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                close = did_you_mean(field, fields)
+                hint = f" (did you mean `{close}`?)" if close else ""
                 problems[(*loc, "params", field), f"not a field of the decision{hint}"] = None
             elif problem.code is ReasonCode.MISSING_FIELD:
                 problems[(*loc, "params"), problem.message] = None

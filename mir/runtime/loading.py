@@ -191,13 +191,13 @@ def _ref(path: Path, root: Path) -> str:
 def _did_you_mean(wrong: str, known: list[str], prefix: str, attr: str = "") -> str | None:
     """``did you mean `adapters:issue_refund`?`` for a misspelt executor, module or
     loader (the closest name the module or capability folder has), else None."""
-    import difflib
+    from mir.errors import did_you_mean
 
-    close = difflib.get_close_matches(wrong, sorted(set(known)), n=1, cutoff=0.6)
-    if not close:
+    close = did_you_mean(wrong, sorted(set(known)))
+    if close is None:
         return None
     tail = f":{attr}" if attr else ""
-    return f"did you mean `{prefix}{close[0]}{tail}`?"
+    return f"did you mean `{prefix}{close}{tail}`?"
 
 
 def _callable(value: Any, ref: str, where: str) -> Callable[..., Any]:

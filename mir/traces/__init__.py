@@ -3,6 +3,7 @@
 from mir.traces.application import find_flow, parse_since, resolve_agent, verify_traces
 from mir.traces.domain import (
     FLOW_SOURCES,
+    UNFINISHED,
     ChainBreak,
     CompactionResult,
     FlowSource,
@@ -23,6 +24,7 @@ from mir.traces.store import EventsSql, TraceStore
 __all__ = [
     "FLOW_SOURCES",
     "REDACTED",
+    "UNFINISHED",
     "ChainBreak",
     "CompactionResult",
     "EventsSql",

@@ -22,6 +22,9 @@ FlowStatus = Literal[
     "executed", "rejected", "pending_review", "fallback", "stale", "aborted", "expired"
 ]
 FLOW_STATUSES: tuple[str, ...] = get_args(FlowStatus)
+# What `mir traces list` calls a flow with no status yet (no final event): still
+# running, or its process stopped. `--status unfinished` lists them.
+UNFINISHED = "unfinished"
 # Where a flow comes from (its snapshot's and final event's ``data.source``). Only
 # ``production`` flows are evidence (drift, release comparisons); ``eval`` (``mir eval``,
 # the promotion gate, the judge) and ``shadow`` never execute; ``replay`` is a

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mir.errors import UsageError
-from mir.traces.domain import FLOW_STATUSES
+from mir.traces.domain import FLOW_STATUSES, UNFINISHED
 
 if TYPE_CHECKING:
     from mir.traces.store import EventsSql
@@ -99,15 +99,18 @@ def listing_sql(
 ) -> tuple[str, str, dict[str, Any]]:
     """``traces list``: the summary SQL of the flows kept (``{events}`` for the store's
     events), the condition pushed into the event scan, and the parameters."""
-    if status is not None and status not in FLOW_STATUSES:
+    if status is not None and status not in (*FLOW_STATUSES, UNFINISHED):
         raise UsageError(
-            f"unknown flow status {status!r}", hint=f"one of {', '.join(FLOW_STATUSES)}"
+            f"unknown flow status {status!r}",
+            hint=f"one of {', '.join((*FLOW_STATUSES, UNFINISHED))}",
         )
     params: dict[str, Any] = {"limit": limit}
     where, outer = "true", ["true"]
     if agent is not None:
         where, params["agent"] = "agent = $agent", agent
-    if status is not None:
+    if status == UNFINISHED:
+        outer.append("status IS NULL")
+    elif status is not None:
         outer.append("status = $status")
         params["status"] = status
     if since is not None:

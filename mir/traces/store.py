@@ -382,9 +382,10 @@ class TraceStore:
         exclusive folder lock and opens the database read-write and migrated, so a caller
         can also write the tables its capability keeps here through a migration
         (``drift_metrics``); compaction and readers wait, appends never do. A store that
-        is missing or not writable falls back to the shared read view (``writable`` False).
+        is missing or not writable (its folder, or a database file this user may only
+        read) falls back to the shared read view (``writable`` False).
         """
-        if not write or not self.directory.is_dir() or not os.access(self.directory, os.W_OK):
+        if not write or not self._writable():
             with self._reading() as (con, has_db, files):
                 yield con, self._events_sql(has_db, files), False
             return
@@ -411,6 +412,13 @@ class TraceStore:
                 raise
             finally:
                 con.close()
+
+    def _writable(self) -> bool:
+        if not self.directory.is_dir() or not os.access(self.directory, os.W_OK):
+            return False
+        # a healthy database file this user may only read (its mode, a read-only mount):
+        # what drift writes here is derived, so a reader does without it
+        return not self.db_path.exists() or os.access(self.db_path, os.W_OK)
 
     @staticmethod
     def _events_sql(has_db: bool, files: list[Path]) -> EventsSql:

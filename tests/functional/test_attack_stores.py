@@ -33,6 +33,32 @@ def test_an_agent_state_file_of_the_wrong_shape_is_one_line_exit_2(run_mir, desk
         assert "agent state file is corrupt" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("at", 12345, "at is 12345, not text"),
+        ("at", "yesterday", "at is 'yesterday', not an ISO time"),
+        ("by", ["ana"], "by is ['ana'], not text"),
+        ("state", "paused", "state is 'paused', not one of active, suspended"),
+    ],
+)
+def test_a_hand_edited_agent_state_field_is_one_line_naming_the_file(
+    run_mir, desk, field, value, said
+):
+    """A non-string `at` in `agents.json` gave a pydantic traceback in `agents list`;
+    a non-ISO one, a ValueError in drift's recovery of its own suspensions."""
+    state = desk / ".mir" / "agents.json"
+    entry = {"state": "suspended", "reason": "x", "by": "mir drift", "at": "2026-01-01T00:00:00"}
+    state.parent.mkdir()
+    state.write_text(json.dumps({"refunds.triage": {**entry, field: value}}), encoding="utf-8")
+    for args in (("agents", "list"), ("agents", "resume", "refunds.triage"), ("drift", "check")):
+        done = run_mir(*args, cwd=desk)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        [line] = done.stderr.strip().splitlines()
+        assert str(state) in line and "agent state file is corrupt" in line, line
+        assert f"'refunds.triage': {said}" in line, line
+
+
 def test_a_huge_input_is_refused_and_does_not_break_the_trace_store(run_mir, desk, tmp_path):
     """A 40 MB ticket message: refused (`input_invalid`), but the refused input was stored
     verbatim in its snapshot event, a 40 MB segment line that DuckDB will not read

@@ -96,3 +96,20 @@ def test_an_old_shared_baseline_stays_readable_by_its_own_suite(
     assert result.returncode == 0, result.stdout + result.stderr
     comparison = json.loads(result.stdout)["suites"][0]["comparison"]
     assert comparison is not None and comparison["still_failing"] == ["big"]
+
+
+@pytest.mark.parametrize("target", [None, "triage.yml", "refunds.triage"])
+def test_a_yaml_and_a_yml_suite_of_one_name_are_refused(run_mir, app: Path, target):
+    # both mapped to baselines/triage.json: each --update-baseline replaced the other's
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    (evals / "triage.yaml").write_text(MAIN)
+    (evals / "triage.yml").write_text(EDGE)
+    args = [str(evals / target)] if target and target.endswith(".yml") else [target] * bool(target)
+    result = run_mir("eval", *args, "--provider", "rules", "--update-baseline", cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    folder = "capabilities/refunds/evals"
+    assert f"{folder}/triage.yaml and {folder}/triage.yml" in line
+    assert "baselines/triage.json" in line and "rename" in line
+    assert not (evals / "baselines").exists()

@@ -129,3 +129,28 @@ def test_format_errors_and_assertion_problems_of_every_suite_are_listed_at_once(
     assert f"{other}:6: cases[0] (c).assert[0]: 'nope' is not in the decision schema" in text
     assert f"{unknown}:1" in text and "Traceback" not in text
     assert not (app / ".mir" / "traces").exists()
+
+
+def test_one_malformed_case_does_not_hide_the_other_cases_problems(run_mir, app: Path):
+    # a case the format refused stopped the check of its whole file: the other cases'
+    # assertion problems were only shown once it was fixed
+    evals = app / "capabilities" / "refunds" / "evals"
+    evals.mkdir()
+    suite = evals / "triage.yaml"
+    suite.write_text(
+        "agent: triage\ncases:\n"
+        "  - id: a\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    expect: {action: refnd}\n"
+        "  - id: b\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    assert:\n      - {type: equalz, path: action, value: refund}\n"
+        "  - id: c\n    input: {order_id: A1, amount: 10, message: x}\n"
+        "    assert:\n      - {type: equals, path: nope, value: 1}\n"
+    )
+    result = run_mir("eval", "--provider", "rules", cwd=app)
+    assert result.returncode == 2, result.stdout + result.stderr
+    text = result.stderr
+    assert "3 problems in eval suites (nothing ran)" in text, text
+    assert f"{suite}:9: cases.1.assert.0" in text and "equalz" in text
+    assert f"{suite}:5: cases[0] (a).expect.action: unknown action 'refnd'" in text
+    assert f"{suite}:13: cases[2] (c).assert[0]: 'nope' is not in the decision schema" in text
+    assert "Traceback" not in text and not (app / ".mir" / "traces").exists()

@@ -96,6 +96,24 @@ def test_traces_list_says_unfinished_never_none_and_suggests_a_source(run_mir, a
     assert "unknown source 'evals'" in bad.stderr and "did you mean 'eval'" in bad.stderr
 
 
+def test_traces_list_json_says_unfinished_and_the_status_filter_finds_them(run_mir, app: Path):
+    # --json gave status null for a flow with no final event, and --status could not ask
+    # for such flows
+    flow = uuid4().hex
+    with TraceStore.for_project(find_project(app)) as store:
+        store.append([TraceEvent(flow_id=flow, seq=0, step="snapshot", agent=AGENT, data={})])
+    done = run_mir("run", "agent", AGENT, "-i", '{"order_id": "A1", "amount": 40}',
+                   "--provider", "rules", "--json", cwd=app)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    for args in (("--json",), ("--format", "json")):
+        listed = run_mir("traces", "list", *args, cwd=app)
+        assert listed.returncode == 0, listed.stderr
+        statuses = {f["flow_id"]: f["status"] for f in json.loads(listed.stdout)}
+        assert statuses[flow] == "unfinished" and None not in statuses.values(), statuses
+    only = run_mir("traces", "list", "--status", "unfinished", "--json", cwd=app)
+    assert [f["flow_id"] for f in json.loads(only.stdout)] == [flow], only.stdout
+
+
 # -- drift ------------------------------------------------------------------------------
 
 _REPLAYS = """

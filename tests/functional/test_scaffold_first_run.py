@@ -104,3 +104,29 @@ def test_the_yaml_files_name_a_schema_the_project_has(run_mir, shop):
     (shop / "schemas" / "eval-suite.schema.json").write_text("{}\n")
     assert run_mir("new", "agent", "support_desk", "followup", cwd=shop).returncode == 0
     assert (shop / "schemas" / "eval-suite.schema.json").read_text() == "{}\n"
+
+
+# The JSON around the strings: keys, quotes, the action name, a confidence like 0.86.
+JSON_AROUND = 40
+
+
+@pytest.mark.parametrize("actions", [(), ("-a", "reply", "-a", "escalate")])
+def test_the_local_route_budget_covers_every_bounded_string(run_mir, shop, actions):
+    # llama.cpp's grammar closes a string at its maxLength; a token budget below the
+    # strings' bounds cuts the JSON first (a 160-character reason and a 400-character
+    # body do not fit the default 256 tokens)
+    made = run_mir("new", "agent", "support_desk", "triage", *actions, cwd=shop)
+    assert made.returncode == 0, made.stderr
+    code = (
+        "from capabilities.support_desk.domain import TriageDecision as D\n"
+        "import json\n"
+        "print(json.dumps(D.model_json_schema()))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=shop, capture_output=True, text=True, check=True
+    )
+    properties = json.loads(out.stdout)["properties"].values()
+    bounded = sum(p.get("maxLength", 0) for p in properties if p.get("type") == "string")
+    assert bounded >= 160
+    [route] = load_contract(agent_files(shop) / "agents" / "triage.yaml").routes
+    assert route.max_tokens >= bounded + JSON_AROUND, (route.max_tokens, bounded)

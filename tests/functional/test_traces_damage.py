@@ -126,3 +126,35 @@ def test_read_only_commands_work_on_a_read_only_store(run_mir, project, tmp_path
     assert "ok: 60 line(s)" in verified.stdout
     assert "read-only store: progress not recorded" in verified.stdout
     assert not (project / ".mir" / "traces" / "traces.lock").exists()
+
+
+def _database_read_only(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run mir with only ``traces.duckdb`` bind-mounted read-only: a healthy database
+    this user may only read, in a folder it may write."""
+    db = root / ".mir" / "traces" / "traces.duckdb"
+    script = (
+        f'mount --bind "{db}" "{db}" && mount -o remount,ro,bind "{db}" && exec "{MIR_EXE}" "$@"'
+    )
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", *args],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"},
+    )  # fmt: skip
+
+
+def test_drift_show_reads_a_database_this_user_may_only_read(run_mir, project, tmp_path):
+    # it opened the database read-write (to keep its derived rows and metric history)
+    # and refused: "the trace database is read-only for this user"
+    if not _can_mount_read_only(tmp_path):
+        pytest.skip("needs unshare and mount (a read-only bind mount)")
+    assert run_mir("traces", "compact", cwd=project).returncode == 0
+    db = project / ".mir" / "traces" / "traces.duckdb"
+    before = db.read_bytes()
+    for command in (("drift",), ("drift", "show", "--last", "5"), ("traces", "list")):
+        result = _database_read_only(project, *command)
+        assert result.returncode in (0, 1), (command, result.stdout, result.stderr)
+        assert "read-only for this user" not in result.stderr and "Traceback" not in result.stderr
+    shown = _database_read_only(project, "drift", "--format", "json")
+    assert shown.returncode in (0, 1) and '"agents"' in shown.stdout, shown.stderr
+    assert "not recorded" in shown.stdout + shown.stderr  # it says what it could not keep
+    assert db.read_bytes() == before

@@ -8,12 +8,12 @@ ignored, and the error messages are import-linter's words.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mir.errors import did_you_mean
 from mir.importlinter.domain.contracts import (
     AcyclicSiblingsContract,
     AlertLevel,
@@ -246,8 +246,8 @@ def parse_contract(options: dict[str, Raw]) -> Contract:
             errors[field_name] = str(exc)
     recognised = sorted(_COMMON | set(fields))
     for option in sorted(set(options) - set(recognised)):
-        close = difflib.get_close_matches(option, recognised, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
+        close = did_you_mean(option, recognised)
+        hint = f" Did you mean '{close}'?" if close else ""
         errors[option] = f"Unrecognized option.{hint}"
     if not errors:
         contract = model(name=name, **values)

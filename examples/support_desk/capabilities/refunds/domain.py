@@ -68,7 +68,10 @@ class TriageDecision(BaseModel):
     the schema): the category first, so the action is decided after the model has
     restated what the ticket is about. Strings are short and bounded: a rambling model
     fails validation instead of flooding an executor, and the decoding grammar stays
-    small (llama.cpp unrolls ``max_length`` into nested rules).
+    small (llama.cpp unrolls ``max_length`` into nested rules). llama.cpp's grammar
+    closes a string AT its bound, mid-word if need be, so ``reason`` is bounded well
+    past the one short sentence the prompt shows (agents/triage.j2) for the model to
+    end on its own.
     """
 
     category: Category
@@ -76,7 +79,7 @@ class TriageDecision(BaseModel):
     order_id: str = Field(pattern=r"^A-[0-9]{4}$")
     amount: float = Field(ge=0)
     confidence: float = Field(ge=0, le=1)
-    reason: str = Field(max_length=40)
+    reason: str = Field(max_length=160, description="One short sentence: why this action.")
 
 
 def refund_allowance(order: Order | None, customer_id: str, category: str) -> float:

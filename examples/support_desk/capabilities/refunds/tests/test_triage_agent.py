@@ -33,7 +33,7 @@ def test_a_valid_proposal_is_accepted() -> None:
         {"order_id": "1001"},
         {"amount": -5},
         {"confidence": 1.5},
-        {"reason": "x" * 41},
+        {"reason": "x" * 161},
         {"category": "bored"},
     ],
 )
