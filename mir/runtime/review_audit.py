@@ -196,7 +196,9 @@ def _judge(
     rule = _rule(flow, data.get("correction"), declared)
     if rule is not None:
         flow["rule"] = rule
-    signed = data.get("statement") is not None or bool(data.get("signature"))
+    # A statement without a signature is an unsigned review: judged only where the action
+    # requires signatures (a project without reviewers.toml approves by name, as before).
+    signed = bool(data.get("signature"))
     audit.signed += signed
     by = str(data.get("by"))
     if not signed and not (rule is not None and rule.signed):
