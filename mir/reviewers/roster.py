@@ -7,7 +7,6 @@ means no declared reviewers: ``--by`` is then a free name, as before.
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mir.errors import ConfigError, UsageError
+from mir.errors import did_you_mean as closest
 from mir.reviewers.domain import Reviewer
 
 FILE_NAME = "reviewers.toml"
@@ -139,8 +139,8 @@ def add_reviewer(root: Path, reviewer: Reviewer, *, replace: bool = False) -> Re
 
 
 def did_you_mean(value: object, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(value, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _line(text: str, key: str, *, table: bool = False, top: bool = False, start: int = 1) -> int:

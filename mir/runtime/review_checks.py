@@ -14,11 +14,11 @@ are problems too.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from mir.contracts import REVIEW_ROOTS, AgentContract, RuleCondition
+from mir.errors import did_you_mean
 
 Loc = tuple[str | int, ...]
 _ORDERING = {"<", "<=", ">", ">="}
@@ -235,7 +235,7 @@ def _is_number(value: Any) -> bool:
 
 def _suggest(wrong: str, known: list[str], what: str, prefix: str = "") -> str:
     listing = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
-    close = difflib.get_close_matches(wrong, known, n=1)
+    close = did_you_mean(wrong, known)
     if close:
-        return f"; did you mean '{prefix}{close[0]}'? ({what}: {listing})"
+        return f"; did you mean '{prefix}{close}'? ({what}: {listing})"
     return f"; use one of the {what}: {listing}" if known else ""
