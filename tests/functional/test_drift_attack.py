@@ -58,7 +58,13 @@ def six_drifting(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A desk whose six agents all drifted past a suspend level (built once)."""
     root = tmp_path_factory.mktemp("six") / "desk"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mir", "__pycache__"))
+    # The month's synthetic flows that waited for review execute without a review event:
+    # drop the refund's approvals rule, or `mir traces verify` rightly calls them short.
     contract = (root / AGENTS_DIR / "triage.yaml").read_text()
+    contract = contract.replace(
+        "    approvals: {roles: [support_lead], count: 1, signed: true}\n", ""
+    )
+    (root / AGENTS_DIR / "triage.yaml").write_text(contract)
     for name in NAMES:
         text = contract.replace("agent: triage\n", f"agent: {name}\n", 1)
         (root / AGENTS_DIR / f"{name}.yaml").write_text(text)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, RunMir
+from tests.functional.reviewer_keys import sign_as
 
 EXAMPLE = REPO / "examples" / "support_desk"
 CONTRACT = Path("capabilities/refunds/agents/triage.yaml")
@@ -72,9 +73,12 @@ def test_a_small_refund_executes(run_mir: RunMir, desk: Path):
     assert paid(desk) == [("refund", "A-1002", 30.0)]
 
 
-def test_the_waiting_refund_is_paid_once_a_human_approves(run_mir: RunMir, desk: Path):
+def test_the_waiting_refund_is_paid_once_a_human_approves(
+    run_mir: RunMir, desk: Path, tmp_path: Path
+):
+    key = sign_as(desk, tmp_path / "keys", None)  # a refund needs a support lead's signature
     record = decide(run_mir, desk, 149.0, 0.99)
-    done = run_mir("approve", record["flow_id"], "--json", cwd=desk)
+    done = run_mir("approve", record["flow_id"], "--key", str(key), "--json", cwd=desk)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "executed"
     assert paid(desk) == [("refund", "A-1002", 149.0)]
