@@ -8,6 +8,7 @@ previous registry (one warning line on stderr) and nobody is called.
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -90,6 +91,10 @@ class RegistryWatcher:
                 if any(p and Path(str(p)).name == FILE_NAME for p in paths):
                     watcher.changed()
 
+        # watchdog logs its own shutdown race ("InotifyEmitter.queue_events() called when
+        # the thread is inactive") at ERROR; with no handler Python prints it on stderr,
+        # a stray line before mir's one-line error. mir reports what matters itself.
+        logging.getLogger("watchdog").addHandler(logging.NullHandler())
         observer = Observer()
         # The folder, not the file: editors and `mir models` replace the file.
         observer.schedule(_Handler(), str(self.root), recursive=False)
