@@ -3,6 +3,7 @@ reviewer is shown of a decision (its key fields) and of what it waits for."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -113,3 +114,13 @@ def _json(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def json_object(text: Any) -> dict[str, Any]:
+    """A stored event's ``data`` (JSON text, or already parsed) as a dict; anything else
+    (not JSON, not an object: a damaged or hand-edited line) is an empty one."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

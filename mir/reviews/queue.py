@@ -13,7 +13,6 @@ decision nobody may approve any more.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +22,14 @@ from typing import TYPE_CHECKING, Any
 from mir.contracts import AgentContract, load_contract
 from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
-from mir.reviews.domain import PendingFlow, PendingPage, key_fields, number, waits_for
+from mir.reviews.domain import (
+    PendingFlow,
+    PendingPage,
+    json_object,
+    key_fields,
+    number,
+    waits_for,
+)
 from mir.reviews.reminders import due_reminders
 from mir.reviews.reminders import send as send_reminders
 from mir.traces import TraceStore, resolve_agent
@@ -212,7 +218,7 @@ def _details(
     found: dict[str, dict[str, Any]] = {}
     for flow_id, _seq, step, status, text in rows:
         flow = found.setdefault(flow_id, {"approved_by": []})
-        data = _parsed(text)
+        data = json_object(text)
         if step == "snapshot":
             flow["snapshot"] = data
         elif step == "route" and status == "pending_review":
@@ -271,14 +277,6 @@ def _contract(ref: str, root: Path, cache: dict[str, AgentContract | None]) -> A
         except (MirUserError, OSError):
             cache[ref] = None
     return cache[ref]
-
-
-def _parsed(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _strings(value: Any) -> list[str]:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mir.reviews.domain import json_object
 from mir.traces import REDACTED
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _flow(flow_id: str, rows: list[tuple[Any, ...]]) -> ReviewedFlow | None:
     status = ""
     agent = rows[0][3]
     for _flow_id, _seq, step, _agent, row_status, text in rows:
-        data = _parsed(text)
+        data = json_object(text)
         if step == "snapshot":
             snapshot = data
         elif step == "infer" and prompt is None:
@@ -132,11 +133,3 @@ def _flow(flow_id: str, rows: list[tuple[Any, ...]]) -> ReviewedFlow | None:
         prompt=prompt,
         status=status,
     )
-
-
-def _parsed(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
