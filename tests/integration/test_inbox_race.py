@@ -65,9 +65,17 @@ def test_inbox_approve_and_cli_reject_race_to_one_outcome(tmp_path: Path) -> Non
             delay = cli_time * (0.3 + 1.2 * index / (ROUNDS - 1))
             done: dict[str, subprocess.CompletedProcess[str]] = {}
             cli = threading.Thread(target=lambda f=flow, d=done: d.update(cli=_reject(root, f)))
+            # the sweep's two ends are sure whatever this machine's timing: the first click
+            # lands before the CLI starts, the last after it is done; between them it races
+            if index == 0:
+                answer = client.post(f"/flows/{flow}/approve", data={"csrf": token})
             cli.start()
-            time.sleep(delay)
-            answer = client.post(f"/flows/{flow}/approve", data={"csrf": token})
+            if index == ROUNDS - 1:
+                cli.join()
+            elif index > 0:
+                time.sleep(delay)
+            if index > 0:
+                answer = client.post(f"/flows/{flow}/approve", data={"csrf": token})
             cli.join()
             outcomes[flow] = (answer.status_code, done["cli"])
 
