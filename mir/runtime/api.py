@@ -65,24 +65,24 @@ def _project(project: str | Path | None, near: Path | None = None) -> Project:
 class Agent:
     """A loaded, validated agent: ``agent.decide(input, context=...)`` runs one flow."""
 
-    def __init__(self, parts: AgentParts, deps: RuntimeDeps, *, owns_traces: bool = False):
+    def __init__(
+        self,
+        parts: AgentParts,
+        deps: RuntimeDeps,
+        *,
+        owns_traces: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ):
         self.parts = parts
         self.deps = deps
-        self._flow = DecisionFlow(parts, deps)
+        # ``progress`` (the CLI's spinner) hears the production decisions' steps only: the
+        # flow decides on observed parts, the shadow worker on the agent's own.
+        seen = (parts, deps) if progress is None else observed(parts, deps, progress)
+        self._flow = DecisionFlow(*seen)
         self._owns_traces = owns_traces
         self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
         # A registry shadow version re-decides each production decision in the background.
         self.shadow = ShadowWorker.for_agent(parts, deps)
-
-    def observed(self, progress: Callable[[str], None]) -> Agent:
-        """This agent, its steps reported to ``progress`` (the CLI's spinner). It shares
-        this agent's shadow worker, which ``close()`` waits for: a shadow decision started
-        by the observed agent ends in the trace, and its model calls are not narrated."""
-        view = Agent(*observed(self.parts, self.deps, progress))
-        if view.shadow is not None:
-            view.shadow.close()  # never started: nothing to wait for
-        view.shadow = self.shadow
-        return view
 
     @property
     def name(self) -> str:
@@ -159,6 +159,7 @@ def load_agent(
     model: str | None = None,
     response_cache: Path | None = None,
     watch_models: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
@@ -176,6 +177,10 @@ def load_agent(
 
     ``watch_models`` (production, with a models.toml): follow the registry's changes
     (hot swap, ``mir.runtime.hot_swap``) until ``close()``.
+
+    ``progress`` (optional, the CLI's spinner) hears each step of a decision as it
+    starts: loading the model, inferring (attempt n/m), executing. A shadow decision's
+    steps are not reported.
     """
     if mode not in ("production", "eval"):
         raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
@@ -219,7 +224,7 @@ def load_agent(
             None if evaluating else pending_announcer(proj, parts, getattr(sink, "redact", None))
         ),
     )
-    agent = Agent(parts, deps, owns_traces=owns)
+    agent = Agent(parts, deps, owns_traces=owns, progress=progress)
     if watch_models and not evaluating:
         agent.models_watch = follow_registry(parts, deps)
     return agent
@@ -296,9 +301,10 @@ def run_agent(
     """
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
-    with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
-        deciding = agent.observed(progress) if progress is not None else agent
-        return deciding.decide(
+    with load_agent(
+        ref, project=project, provider=provider, responses=responses, progress=progress
+    ) as agent:
+        return agent.decide(
             data,
             state,
             role=role,
