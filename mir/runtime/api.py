@@ -134,12 +134,11 @@ class Agent:
         if self.shadow is not None:  # first: its flows write to the traces closed below
             self.shadow.close()
         held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
-        for part in held:  # on_pending: the review alerts still being sent
+        owned = (self.deps.traces,) if self._owns_traces else ()  # last: the others write to it
+        for part in (*held, *owned):  # on_pending: the review alerts still being sent
             closing = getattr(part, "close", None)
             if closing is not None:
                 closing()
-        if self._owns_traces:
-            self.deps.traces.close()  # type: ignore[attr-defined]
 
     def __enter__(self) -> Agent:
         return self

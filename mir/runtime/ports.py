@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from mir.contracts import AgentContract, Route
 from mir.errors import EXIT_FINDINGS, UsageError
 from mir.inference import ModelProvider
-from mir.models import RouteResolver
+from mir.models import Resolved
 from mir.runtime.integrity import IntegrityCheck
 from mir.runtime.prompting import PromptVariables, RenderedPrompt
 from mir.traces import FlowSource, TraceEvent
@@ -149,6 +149,15 @@ class AgentParts:
     context_loader: ContextLoader | None = None
 
 
+class ModelRoutes(Protocol):
+    """How a flow turns a contract route into the concrete one it calls (a registry
+    version); ``mir.models.RouteResolver`` in production, ``ShadowRoutes`` in a shadow."""
+
+    def resolve(self, route: Route, flow_id: str) -> Resolved:
+        """Raises ``RegistryError`` when the route has no version this flow can use."""
+        ...
+
+
 @dataclass(frozen=True)
 class RuntimeDeps:
     traces: TraceSink
@@ -168,7 +177,7 @@ class RuntimeDeps:
     dry_run: bool = False
     # The project's model registry (``models.toml``): a route naming a registry model is
     # resolved per flow (production, canary share, pinned version). None: no registry.
-    models: RouteResolver | None = None
+    models: ModelRoutes | None = None
     # A shadow decision (``source: shadow``): the production flow it shadows, written into
     # its snapshot event (``mir models compare`` pairs the two flows by it).
     shadow_of: str | None = None

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from mir.contracts import Route
 from mir.inference import background, foreground
@@ -159,7 +159,7 @@ class ShadowWorker:
             states=_NeverSuspended(),
             source=SHADOW,
             dry_run=True,
-            models=cast(RouteResolver, ShadowRoutes(resolver)),
+            models=ShadowRoutes(resolver),
         )
         self.stats = ShadowStats()
         self._queue: queue.Queue[_Job] = queue.Queue(maxsize=queue_size)
@@ -174,9 +174,10 @@ class ShadowWorker:
     def for_agent(cls, parts: AgentParts, deps: RuntimeDeps) -> ShadowWorker | None:
         """A worker for an agent whose decisions are production ones and that has a
         registry (whether a route has a shadow version is asked per decision)."""
-        if deps.models is None or deps.source != "production" or deps.dry_run:
+        resolver = deps.models
+        if not isinstance(resolver, RouteResolver) or deps.source != "production" or deps.dry_run:
             return None
-        return cls(parts, deps, deps.models)
+        return cls(parts, deps, resolver)
 
     # ------------------------------------------------------------ production side
     @contextmanager
