@@ -16,7 +16,8 @@ from mir.inference.domain import (
 )
 from mir.inference.foreground_first import background, foreground
 from mir.inference.gguf_metadata import trained_context
-from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
+from mir.inference.llama import MODEL_CACHE, LlamaProvider
+from mir.inference.llama_setup import embedded_model_path
 from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 
