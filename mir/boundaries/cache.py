@@ -84,7 +84,7 @@ def _load(path: Path | None) -> Any:
 def _store(path: Path, payload: Any) -> None:
     """Write atomically; a cache that cannot be written (read-only checkout, full disk)
     costs speed, never the lint result."""
-    import tempfile
+    from mir.storage import write_atomic  # only a run that changed something writes
 
     try:
         if not path.parent.is_dir():
@@ -93,18 +93,9 @@ def _store(path: Path, payload: Any) -> None:
             # `mir init` (which ignores .mir/) must not commit it, nor have pre-commit
             # report the hook as "files were modified"
             (path.parent / ".gitignore").write_text("# Created by mir automatically.\n*\n")
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        write_atomic(path, marshal.dumps((_version(), payload)), mode=0o600)
     except OSError:
         return
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps((_version(), payload)))
-        os.replace(temp, path)
-    except OSError:
-        Path(temp).unlink(missing_ok=True)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 class FileParseCache:

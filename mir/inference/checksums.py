@@ -25,13 +25,13 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from mir.inference.domain import ModelIntegrityError
+from mir.storage import write_atomic
 
 CHUNK = 1 << 20
 CACHE_FILE = Path(".mir") / "cache" / "sha256.json"
@@ -158,10 +158,7 @@ def _write(cache_file: Path, data: dict[str, object]) -> None:
     """Atomic replace: two processes writing at once leave one whole file, never half."""
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=".sha256-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, sort_keys=True)
-        os.replace(tmp, cache_file)
+        write_atomic(cache_file, json.dumps(data, sort_keys=True), mode=0o600)
     except OSError:
         pass  # a read-only project still verifies; it only hashes again next start
 

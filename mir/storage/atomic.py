@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -54,7 +53,7 @@ def atomic_file(
     """
     path = Path(path)
     folder = path.parent
-    temp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    temp = folder / f".{path.name}.{os.urandom(6).hex()}.tmp"
 
     def opener(name: str, flags: int) -> int:
         return os.open(name, flags | os.O_EXCL, 0o666)

@@ -106,7 +106,7 @@ class ContractCache:
         return payload if version == self._version else None
 
     def _store(self, name: str, payload: Any) -> None:
-        import tempfile
+        from mir.storage import write_atomic  # only a run that changed something writes
 
         assert self.folder is not None
         try:
@@ -114,16 +114,9 @@ class ContractCache:
             ignore = self.folder / ".gitignore"  # self-ignoring, like the boundaries cache
             if not ignore.exists():
                 ignore.write_text("# Created by mir automatically.\n*\n")
-            handle, temp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
+            write_atomic(self.folder / name, marshal.dumps((self._version, payload)), mode=0o600)
         except OSError:
             return  # a cache that cannot be written costs speed, never the verdict
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(marshal.dumps((self._version, payload)))
-            os.replace(temp, self.folder / name)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
 
     def digest(self, path: Path) -> str:
         """Content digest of ``path``: from the index while its stat is unchanged."""
