@@ -38,7 +38,7 @@ class SourceFile(NamedTuple):
     path: str  # relative to the project root, POSIX
     module: str
     is_package: bool
-    signature: tuple[int, int]  # (mtime_ns, size): a cheap "unchanged?" check
+    signature: tuple[int, ...]  # mir.storage.identity: a cheap "unchanged?" check
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,9 @@ class ProjectSource(Protocol):
 
 
 class ParseCache(Protocol):
-    def digest_for(self, path: str, signature: tuple[int, int]) -> str | None: ...
+    def digest_for(self, path: str, signature: tuple[int, ...]) -> str | None: ...
 
-    def remember(self, path: str, signature: tuple[int, int], digest: str) -> None: ...
+    def remember(self, path: str, signature: tuple[int, ...], digest: str) -> None: ...
 
     def get(self, key: str) -> Parsed | None: ...
 

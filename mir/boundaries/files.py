@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mir.boundaries.application import CapabilityDir, Layout, SourceFile
 from mir.errors import ConfigError, MirUserError
+from mir.storage import identity
 
 if TYPE_CHECKING:
     from mir.boundaries.model import IntentInfo
@@ -118,7 +119,7 @@ class FileSystemSource:
                         rel,
                         module if is_package else f"{module}.{name[:-3]}",
                         is_package,
-                        (stat.st_mtime_ns, stat.st_size),
+                        identity(stat),
                     )
                 )
 
