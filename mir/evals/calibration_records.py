@@ -9,8 +9,6 @@ of each kind for this judge reaches the suite's ``min_kappa`` (``gating``).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mir.contracts import JudgeSettings
 from mir.errors import ConfigError
 from mir.evals.judge_identity import JudgeIdentity
+from mir.storage import write_atomic
 
 Kind = Literal["rubric", "pairwise"]
 RECORDS_FILE = "judge-calibration.json"
@@ -80,19 +79,13 @@ def latest_calibrations(
 
 
 def append_calibrations(path: Path, new: Sequence[CalibrationRecord]) -> None:
-    """Append ``new`` to the list in ``path``, replacing the file atomically (a crash
-    leaves the old list or the new one, never half of it)."""
+    """Append ``new`` to the list in ``path``, replacing the file atomically and durably
+    (``mir.storage.write_atomic``: a crash leaves the old list or the new one, never half
+    of it)."""
     records = [*read_calibrations(path), *new]
     text = json.dumps([r.model_dump(mode="json") for r in records], indent=2) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def gating(

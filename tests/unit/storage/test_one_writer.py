@@ -25,11 +25,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("mir/traces/compaction.py", ".rename()"): (
         "a corrupt segment is moved aside into quarantine whole, as found: a move, not a write"
     ),
-    ("mir/evals/calibration.py", "os.replace"): (
-        "still its own temp file + rename until the calibration/judging split moves "
-        "the records to a module of their own, written through mir.storage: then "
-        "this entry goes (the test below fails on it)"
-    ),
 }
 
 
