@@ -7,8 +7,9 @@ from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_a
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
-    from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.expiry import Expiry, expire_flows
+    from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt
     from mir.runtime.review_audit import audit_reviews
 

@@ -1,36 +1,30 @@
 """The runtime's library API and composition root (the CLI calls exactly these).
 
 ``load_agent`` wires production adapters by default (DuckDB-backed trace store, SQLite
-execution ledger, agents.json, ``mir.inference.provider_for``); every one of them can be passed in,
-which is how the tests build a whole runtime with fakes.
+execution ledger, agents.json, ``mir.inference.provider_for``) into an ``Agent``
+(``loaded_agent``); every one of them can be passed in, which is how the tests build a
+whole runtime with fakes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mir.contracts import AgentContract
 from mir.errors import UsageError
-from mir.inference import (
-    ModelResponse,
-    ResponseCache,
-    ScriptedProvider,
-)
-from mir.models import RouteResolver, Subscription, check_routes, read_registry
+from mir.inference import ResponseCache
+from mir.models import RouteResolver, check_routes, read_registry
 from mir.project import Project, find_project
 from mir.reviewers import SigningKey, load_signing_key
-from mir.runtime.agent_states import AgentStateFile, requester
+from mir.runtime.agent_states import AgentStateFile
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
-from mir.runtime.flow import DecisionFlow
 from mir.runtime.hot_swap import follow_registry
+from mir.runtime.loaded_agent import Agent
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
-from mir.runtime.progress import observed
 from mir.runtime.providers import (
     _override_model,
     _override_routes,
@@ -39,9 +33,8 @@ from mir.runtime.providers import (
 )
 from mir.runtime.records import DecisionRecord
 from mir.runtime.resuming import corrections, project_ledger, resume
-from mir.runtime.review_alerts import announce_safely, pending_announcer
-from mir.runtime.shadow import ShadowWorker
-from mir.traces import TraceEvent, TraceStore
+from mir.runtime.review_alerts import pending_announcer
+from mir.traces import TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 Mode = Literal["production", "eval"]
@@ -60,91 +53,6 @@ def _now() -> datetime:
 
 def _project(project: str | Path | None, near: Path | None = None) -> Project:
     return find_project(Path(project) if project is not None else near)
-
-
-class Agent:
-    """A loaded, validated agent: ``agent.decide(input, context=...)`` runs one flow."""
-
-    def __init__(
-        self,
-        parts: AgentParts,
-        deps: RuntimeDeps,
-        *,
-        owns_traces: bool = False,
-        progress: Callable[[str], None] | None = None,
-    ):
-        self.parts = parts
-        self.deps = deps
-        # ``progress`` (the CLI's spinner) hears the production decisions' steps only: the
-        # flow decides on observed parts, the shadow worker on the agent's own.
-        seen = (parts, deps) if progress is None else observed(parts, deps, progress)
-        self._flow = DecisionFlow(*seen)
-        self._owns_traces = owns_traces
-        self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
-        # A registry shadow version re-decides each production decision in the background.
-        self.shadow = ShadowWorker.for_agent(parts, deps)
-
-    @property
-    def name(self) -> str:
-        return self.parts.name
-
-    @property
-    def contract(self) -> AgentContract:
-        return self.parts.contract
-
-    def decide(
-        self,
-        input: Mapping[str, Any],
-        context: Mapping[str, Any] | None = None,
-        *,
-        role: str = "agent",
-        priority: int | None = None,
-        deadline_ms: int | None = None,
-        requested_by: str | None = None,
-    ) -> DecisionRecord:
-        """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
-        this call: a model call that cannot meet the deadline is shed to the next route or
-        the rules at once (reason ``shed``). ``requested_by`` (default ``$MIR_USER``, else
-        the OS user) is recorded as the flow's requester, who can never approve it."""
-        requested_by = requested_by or requester()
-        how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
-        if self.shadow is None:
-            record = self._flow.decide(input, context, role=role, **how)
-        else:
-            record = self.shadow.decide(self._flow, input, context, role, **how)
-        announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
-        return record
-
-    def replaying(
-        self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
-    ) -> Agent:
-        """This agent with every model route answering from ``responses``, in order (an
-        eval replays one scripted line per case run, whichever process runs it)."""
-        scripted = ScriptedProvider(list(responses), label=label)
-        source = "replay" if self.deps.source == "production" else self.deps.source
-        return Agent(
-            self.parts, replace(self.deps, providers=lambda route: scripted, source=source)
-        )
-
-    def trace(self, flow_id: str) -> list[TraceEvent]:
-        """The flow's events in order (what evals check trajectories against)."""
-        return self.deps.traces.flow(flow_id)
-
-    def close(self) -> None:
-        if self.shadow is not None:  # first: its flows write to the traces closed below
-            self.shadow.close()
-        held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
-        owned = (self.deps.traces,) if self._owns_traces else ()  # last: the others write to it
-        for part in (*held, *owned):  # on_pending: the review alerts still being sent
-            closing = getattr(part, "close", None)
-            if closing is not None:
-                closing()
-
-    def __enter__(self) -> Agent:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def load_agent(
