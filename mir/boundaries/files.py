@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 INTENT_DOC = "CLAUDE.md"
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".mir"}
 _WHERE_LINE = re.compile(r":(\d+)$")
-_FIELD = re.compile(r"^(capability|depends_on|public|forbidden|layers)\s*:", re.MULTILINE)
+_FIELD = re.compile(r"^(capability|depends_on|public|forbidden|layers|layout)\s*:", re.MULTILINE)
 
 
 class Excludes(Protocol):
@@ -150,6 +150,7 @@ class FileSystemSource:
 
     def intent(self, capability: CapabilityDir) -> IntentInfo | None:
         from mir.boundaries.model import IntentInfo
+        from mir.boundaries.prose import split_body
         from mir.contracts import load_intent_doc
 
         if capability.intent_path is None:
@@ -162,13 +163,14 @@ class FileSystemSource:
             front = text if end == -1 else text[:end]
             lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _FIELD.finditer(front)}
             doc = load_intent_doc(path)
+            body, body_line = split_body(text)
         except MirUserError as exc:
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
             problems = tuple(
                 (_line_of(where), text) for where, text in getattr(exc, "problems", ())
             )
             return IntentInfo(rel, None, message, _line_of(exc.where), lines, problems)
-        return IntentInfo(rel, doc, None, 1, lines)
+        return IntentInfo(rel, doc, None, 1, lines, body=body, body_line=body_line)
 
 
 _by_name = operator.attrgetter("name")

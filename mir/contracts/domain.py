@@ -61,8 +61,21 @@ class IntentDoc(_Strict):
     layers: dict[str, Layer] = Field(
         default_factory=dict,
         description="Modules of this capability with other names, mapped to a layer "
-        "(e.g. {rules: domain}).",
+        "(e.g. {rules: domain}); a module in none is a lint finding (MIR205).",
     )
+    layout: Literal["layered", "flat"] = Field(
+        "layered",
+        description="'flat': the capability has no layers inside it (no placement, no "
+        "layer direction, no per-layer import rules but `forbidden.adapters`).",
+    )
+
+    @model_validator(mode="after")
+    def _flat_has_no_layers(self) -> IntentDoc:
+        if self.layout == "flat" and self.layers:
+            raise ValueError(
+                "layers: a flat capability places no module (drop layers: or layout: flat)"
+            )
+        return self
 
 
 # --------------------------------------------------------------------------- contracts
