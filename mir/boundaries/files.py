@@ -75,7 +75,8 @@ class FileSystemSource:
         base = ".".join(base_parts)
         root_prefix = len(str(self.root)) + 1
         files: list[SourceFile] = []
-        found: dict[str, list[bool]] = {}  # capability -> [has python, has __init__, has doc]
+        # capability -> [has python, has __init__, has doc, bytes of its .md files]
+        found: dict[str, list] = {}
         excludes = settings.exclude
         depth = base.count(".") + 1  # dots in a capability's package name
 
@@ -94,12 +95,14 @@ class FileSystemSource:
                         continue
                     inner = capability if capability is not None else name
                     if capability is None:
-                        found.setdefault(name, [False, False, False])
+                        found.setdefault(name, [False, False, False, 0])
                     walk(entry.path, f"{module}.{name}", inner)
                     continue
                 if at_capability_top and name == INTENT_DOC:
                     found[capability][2] = True
                 if not name.endswith(".py"):
+                    if capability is not None and name.endswith(".md"):
+                        found[capability][3] += _markdown_size(entry, _relative, excludes)
                     continue
                 rel = _relative(entry.path)
                 if excludes and _excluded(rel, excludes):
@@ -133,8 +136,9 @@ class FileSystemSource:
                 f"{rel_folder}/{name}",
                 has_init,
                 f"{rel_folder}/{name}/{INTENT_DOC}" if has_doc else None,
+                markdown,
             )
-            for name, (has_python, has_init, has_doc) in sorted(found.items())
+            for name, (has_python, has_init, has_doc, markdown) in sorted(found.items())
             if has_python or has_doc
         ]
         return Layout(base, files, capabilities, _local_roots(import_root))
@@ -174,6 +178,16 @@ class FileSystemSource:
 
 
 _by_name = operator.attrgetter("name")
+
+
+def _markdown_size(entry: os.DirEntry, relative, excludes: list[str]) -> int:
+    """Bytes of a Markdown file of a capability (0 when excluded or unreadable)."""
+    if excludes and _excluded(relative(entry.path), excludes):
+        return 0
+    try:
+        return entry.stat().st_size
+    except OSError:
+        return 0
 
 
 def _line_of(where: str | None) -> int:

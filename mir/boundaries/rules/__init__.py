@@ -29,6 +29,7 @@ from mir.boundaries.rules import (
     mir302_relative_beyond_top,
     mir303_capability_without_init,
     mir304_unused_ignore,
+    mir305_capability_too_large,
 )
 
 _MODULES: tuple[ModuleType, ...] = (
@@ -47,6 +48,7 @@ _MODULES: tuple[ModuleType, ...] = (
     mir302_relative_beyond_top,
     mir303_capability_without_init,
     mir304_unused_ignore,
+    mir305_capability_too_large,
 )
 SECTIONS = ("What it does", "Why it matters", "Example", "How to fix")
 
