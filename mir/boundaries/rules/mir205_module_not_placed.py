@@ -51,10 +51,11 @@ NAME = "module-not-placed"
 
 def check(model: LintModel) -> Iterator[Finding]:
     reported: set[tuple[str, str]] = set()
+    unplaced = [module for module in model.modules.values() if not model.is_placed(module.name)]
     # sorted by path: a subpackage's __init__.py comes before its other files
-    for module in sorted(model.modules.values(), key=_package_first):
+    for module in sorted(unplaced, key=_package_first):
         capability = model.capability_of(module.name)
-        if capability is None or model.is_placed(module.name):
+        if capability is None:
             continue
         info = model.capabilities[capability]
         if info.doc is None or info.intent is None:
