@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 
 from mir.boundaries.prose import sections, split_body
+from mir.contracts import LAYERS, load_intent_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPABILITIES = sorted(path.parent for path in (ROOT / "mir").glob("*/CLAUDE.md"))
 _ITEM = re.compile(r"^- `([A-Za-z_][A-Za-z0-9_]*)/?`", re.MULTILINE)
+_TAGGED = re.compile(
+    r"^- `([A-Za-z_][A-Za-z0-9_]*)/?`(?: \((domain|application|adapters)\))?:", re.MULTILINE
+)
 
 
 def _modules(folder: Path) -> set[str]:
@@ -41,6 +45,17 @@ def test_the_layout_section_lists_every_module(folder: Path) -> None:
     modules = _modules(folder)
     assert modules - listed == set(), f"mir/{folder.name}/CLAUDE.md Layout misses these"
     assert listed - modules == set(), f"mir/{folder.name}/CLAUDE.md Layout lists gone modules"
+
+
+@pytest.mark.parametrize("folder", CAPABILITIES, ids=lambda folder: folder.name)
+def test_the_layout_says_the_layer_the_front_matter_gives(folder: Path) -> None:
+    doc = load_intent_doc(folder / "CLAUDE.md")
+    for name, tag in _TAGGED.findall(_layout(folder / "CLAUDE.md")):
+        if doc.layout == "flat":
+            assert tag == "", f"mir/{folder.name}: {name} is tagged {tag} in a flat capability"
+            continue
+        layer = name if name in LAYERS else doc.layers.get(name)
+        assert (tag or name) == layer, f"mir/{folder.name}/CLAUDE.md: {name} ({tag}) is {layer}"
 
 
 # spelled in two halves so that this file does not match itself
