@@ -209,7 +209,7 @@ def build_model(
             problem=None if result.problem is None else ParseProblem(*result.problem),
             exports=result.exports,
             ignores=result.ignores,
-            size=file.signature[1],
+            size=file.signature[2],  # identity(): (dev, ino, size, mtime_ns, ctime_ns)
         )
     capabilities = {
         cap.name: Capability(
