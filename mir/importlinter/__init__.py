@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mir.importlinter.application import ContractResult
+    from mir.importlinter.catalogue import closest_rule, rule_catalogue, rule_doc
     from mir.importlinter.domain.rules import RULE_DOCS
     from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
+    from mir.importlinter.linting import (
+        cache_folder_for,
+        contract_findings,
+        default_root,
+        lint_project,
+        replay_project,
+    )
 
 _WHERE = {
     "ContractResult": "application",
@@ -21,9 +29,31 @@ _WHERE = {
     "cached_contracts": "entrypoints",
     "check_contracts": "entrypoints",
     "evaluate": "entrypoints",
+    "closest_rule": "catalogue",
+    "rule_catalogue": "catalogue",
+    "rule_doc": "catalogue",
+    "cache_folder_for": "linting",
+    "contract_findings": "linting",
+    "default_root": "linting",
+    "lint_project": "linting",
+    "replay_project": "linting",
 }
 
-__all__ = ["RULE_DOCS", "ContractResult", "cached_contracts", "check_contracts", "evaluate"]
+__all__ = [
+    "RULE_DOCS",
+    "ContractResult",
+    "cache_folder_for",
+    "cached_contracts",
+    "check_contracts",
+    "closest_rule",
+    "contract_findings",
+    "default_root",
+    "evaluate",
+    "lint_project",
+    "replay_project",
+    "rule_catalogue",
+    "rule_doc",
+]
 
 
 def __getattr__(name: str) -> Any:
