@@ -11,6 +11,15 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
+from mir.drift.formatting import (
+    METRIC_COLUMNS,
+    metric_cells,
+    number,
+    short_hashes,
+    sparkline,
+    verdict_words,
+)
+from mir.drift.html import html_page, write_html
 from mir.drift.monitor import measure
 from mir.drift.references import history, snapshot, watch
 from mir.drift.statistics import two_proportion
@@ -19,6 +28,7 @@ from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
     "KINDS",
+    "METRIC_COLUMNS",
     "AgentDrift",
     "AlertSettings",
     "Breaker",
@@ -31,10 +41,17 @@ __all__ = [
     "WindowOptions",
     "check",
     "history",
+    "html_page",
     "measure",
+    "metric_cells",
+    "number",
     "parse_duration",
     "send_alert",
+    "short_hashes",
     "snapshot",
+    "sparkline",
     "two_proportion",
+    "verdict_words",
     "watch",
+    "write_html",
 ]

@@ -8,6 +8,7 @@ from mir.releases.gate import Promotion, agents_using, promote
 from mir.releases.rollback import CanaryCheck, CanaryWatch, Rollback, check_canaries
 from mir.releases.settings import CanarySettings
 from mir.releases.shadow import ShadowComparison, ShadowSide
+from mir.releases.watching import watch_with_canaries
 
 __all__ = [
     "ArmStats",
@@ -26,4 +27,5 @@ __all__ = [
     "compare_model",
     "judge_canary",
     "promote",
+    "watch_with_canaries",
 ]
