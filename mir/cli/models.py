@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +27,6 @@ FORMAT = format_option()
 JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
-_CHUNK = 1 << 20
 
 
 def _project(path: Path | None) -> Project:
@@ -38,57 +35,16 @@ def _project(path: Path | None) -> Project:
     return find_project(path)
 
 
-def _no_secret(option: str, value: str | None) -> str | None:
-    """Refuse free text that holds a secret (an API key, a password, the value of a
-    secret environment variable): it would be committed in ``models.toml`` and kept in
-    ``.mir/models.duckdb`` unredacted, where traces would have scrubbed it."""
-    import os
-
-    from mir.errors import UsageError
-    from mir.traces import Redactor, secret_env_values
-
-    if value and Redactor(secret_env_values(os.environ, ())).text(value) != value:
-        raise UsageError(
-            f"{option} looks like it holds a secret; it would be kept unredacted in "
-            "models.toml and the model history",
-            hint="leave the secret out",
-        )
-    return value
-
-
 def _why(why: str | None) -> str | None:
-    return _no_secret("--why", why)
+    from mir.models import refuse_secret
+
+    return refuse_secret("--why", why)
 
 
 def _by(by: str | None) -> str:
-    if by:
-        return _no_secret("--by", by) or by
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+    from mir.models import author
 
-
-def _check_context(context: int | None, path: Path, artifact: str) -> None:
-    """``--context`` at most what the GGUF was trained on (read from its header)."""
-    from mir.errors import UsageError
-    from mir.inference import trained_context
-
-    trained = trained_context(path)
-    if context is not None and trained is not None and context > trained:
-        raise UsageError(
-            f"--context {context}: {artifact} was trained on {trained} tokens "
-            "(its GGUF's context_length)",
-            hint=f"give at most {trained}",
-        )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return author(by)
 
 
 def _gate_column(forced: bool, gate: dict | None) -> str:
@@ -190,40 +146,22 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
-        from pydantic import ValidationError
+        from mir.models import register_version
 
-        from mir.errors import UsageError
-        from mir.models import ModelEntry, artifact_path
-        from mir.models import register as register_entry
-
-        proj = _project(project)
-        if provider not in ("llama", "litellm"):
-            raise UsageError(f"--provider: unknown provider {provider!r}", hint="llama or litellm")
-        fields = {
-            "name": name,
-            "version": version,
-            "provider": provider,
-            "artifact": artifact,
-            "api_base": api_base,
-            "quantization": quantization,
-            "context": context,
-            "queue": queue,
-            "notes": _no_secret("--notes", notes),
-        }
-        try:
-            entry = ModelEntry.model_validate(fields)
-            if provider == "llama":
-                path = artifact_path(entry, proj.root)
-                if not path.is_file():
-                    raise UsageError(f"--artifact: no file {path}", hint="give a .gguf file")
-                entry = entry.model_copy(update={"sha256": _sha256(path)})
-                _check_context(entry.context, path, artifact)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            message = error["msg"].removeprefix("Value error, ")
-            raise UsageError(f"{field}: {message}" if field else message) from exc
-        register_entry(proj.root, entry, by=_by(by), why=_why(why))
+        entry = register_version(
+            _project(project).root,
+            name=name,
+            version=version,
+            artifact=artifact,
+            provider=provider,
+            api_base=api_base,
+            quantization=quantization,
+            context=context,
+            queue=queue,
+            notes=notes,
+            by=by,
+            why=why,
+        )
         sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
         console().print(literal(f"registered {entry.ref} as candidate{sha}"))
 

@@ -11,6 +11,7 @@ from mir.models.domain import (
 )
 from mir.models.editing import EntryChanged, register, rollback, set_stage
 from mir.models.history import ModelChange, changes, history_path, record
+from mir.models.registration import author, refuse_secret, register_version
 from mir.models.registry_file import (
     FILE_NAME,
     artifact_path,
@@ -36,6 +37,7 @@ __all__ = [
     "Stage",
     "Subscription",
     "artifact_path",
+    "author",
     "changes",
     "check_routes",
     "history_path",
@@ -44,7 +46,9 @@ __all__ = [
     "parse_registry",
     "read_registry",
     "record",
+    "refuse_secret",
     "register",
+    "register_version",
     "registry_path",
     "rollback",
     "set_stage",
