@@ -47,14 +47,6 @@ def _by(by: str | None) -> str:
     return author(by)
 
 
-def _gate_column(forced: bool, gate: dict | None) -> str:
-    """``passed`` / ``failed`` when a gate ran, then ``forced`` and ``replayed``."""
-    gate = gate or {}
-    words = [("passed" if gate.get("passed") else "failed")] if gate.get("ran") else []
-    words += [word for word, on in (("forced", forced), ("replayed", gate.get("replayed"))) if on]
-    return ", ".join(words)
-
-
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         help="The model registry (models.toml): register versions, promote them through "
@@ -67,13 +59,9 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
     ) -> None:
         """Every version of every model, with its stage."""
-        from rich.table import Table
+        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries
 
-        from mir.models import read_registry
-
-        proj = _project(project)
-        registry = read_registry(proj.root)
-        entries = list(registry.entries) if registry else []
+        entries = model_entries(_project(project).root)
         if chosen_format(fmt, as_json) == "json":
             rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
             console().file.write(json.dumps(rows, indent=2) + "\n")
@@ -81,39 +69,20 @@ def register(app: typer.Typer) -> None:
         if not entries:
             console().print("no models registered (mir models register NAME VERSION ...)")
             return
-        table = Table(box=None, pad_edge=False)
-        for column in ("name", "version", "stage", "share", "provider", "artifact"):
-            table.add_column(column, no_wrap=True)
-        for e in entries:
-            table.add_row(
-                literal(e.name),
-                literal(e.version),
-                literal(str(e.stage), style="bold" if e.stage == "production" else ""),
-                literal(None if e.share is None else f"{e.share:g}"),
-                literal(e.provider),
-                literal(e.artifact),
-            )
-        print_listing(table)
+        rows = [entry_cells(e) for e in entries]
+        _listing(ENTRY_COLUMNS, rows, "stage", {"production": "bold"})
 
     @group.command("show")
     def show_command(
         name: str = typer.Argument(..., help="Registry name."), project: Path | None = PROJECT
     ) -> None:
         """Every version of one model, field by field."""
-        from mir.errors import UsageError
-        from mir.models import read_registry
+        from mir.models import entry_fields, model_versions
 
-        registry = read_registry(_project(project).root)
-        versions = registry.versions(name) if registry else []
-        if not versions:
-            known = ", ".join(registry.names) if registry else "none"
-            raise UsageError(f"unknown model {name!r} (registry names: {known or 'none'})")
-        out = console()
-        for entry in versions:
-            out.print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
-            for key, value in entry.model_dump(mode="json", exclude_none=True).items():
-                if key not in ("name", "version", "stage"):
-                    out.print(literal(f"  {key}: {value}"))
+        for entry in model_versions(_project(project).root, name):
+            console().print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
+            for field in entry_fields(entry):
+                console().print(literal(f"  {field}"))
 
     @group.command("register")
     def register_command(
@@ -190,7 +159,7 @@ def register(app: typer.Typer) -> None:
         from mir.cli.eval import render
         from mir.errors import UsageError
         from mir.models import Stage
-        from mir.releases import promote
+        from mir.releases import promote, promotion_lines
 
         if to not in ("shadow", "canary", "production"):
             raise UsageError(f"--to: unknown stage {to!r}", hint="shadow, canary or production")
@@ -206,29 +175,14 @@ def register(app: typer.Typer) -> None:
             force=force,
             responses=responses,
         )
-        out = console()
         if result.report is not None:
             render(result.report, "table")
         elif result.note:
-            out.print(literal(result.note))
+            console().print(literal(result.note))
+        for line in promotion_lines(result, name, version, force):
+            console().print(literal(line))
         if result.entry is None:
-            if result.report is not None and result.report.exit_code:
-                out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
-            else:
-                out.print(
-                    literal(
-                        f"not promoted: the gate replayed recorded answers (--responses), "
-                        f"not answers of {name}@{version}"
-                    )
-                )
-            out.print(literal("(--force promotes anyway; the history will say so)"))
             raise typer.Exit(1)
-        forced = ""
-        if force and result.report and result.report.exit_code:
-            forced = " (forced past a failed gate)"
-        elif force and result.replayed:
-            forced = " (forced on a replayed gate)"
-        out.print(literal(f"{result.entry.ref} is now {result.entry.stage}{forced}"))
 
     @group.command("rollback")
     def rollback_command(
@@ -267,18 +221,9 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
-        from rich.table import Table
+        from mir.models import CHANGE_COLUMNS, change_cells, model_history
 
-        from mir.errors import UsageError
-        from mir.models import changes, read_registry
-
-        root = _project(project).root
-        rows = changes(root, name)
-        registry = read_registry(root)
-        if not rows and (registry is None or name not in registry.names):
-            # A typo said "no history" and exit 0, like a real model never edited.
-            known = ", ".join(registry.names) if registry else "none"
-            raise UsageError(f"unknown model {name!r} (registry names: {known})")
+        rows = model_history(_project(project).root, name)
         if chosen_format(fmt, as_json) == "json":
             data = [r.model_dump(mode="json") for r in rows]
             console().file.write(json.dumps(data, indent=2) + "\n")
@@ -286,21 +231,30 @@ def register(app: typer.Typer) -> None:
         if not rows:
             console().print(literal(f"no history for {name}"))
             return
-        table = Table(box=None, pad_edge=False)
-        for column in ("at", "version", "from", "to", "by", "gate", "why"):
-            table.add_column(column, no_wrap=column != "why")
-        for r in rows:
-            table.add_row(
-                literal(r.at.strftime("%Y-%m-%d %H:%M:%S")),
-                literal(r.version),
-                literal(r.from_stage),
-                literal(r.to_stage, style="red" if r.to_stage == "refused" else ""),
-                literal(r.by),
-                literal(_gate_column(r.forced, r.gate)),
-                literal(r.why),
-            )
-        print_listing(table)
+        cells = [change_cells(r) for r in rows]
+        _listing(CHANGE_COLUMNS, cells, "to", {"refused": "red"}, wraps="why")
 
     # `compare` and `check` (the canary's evidence and its automatic rollback)
     models_canary.add_commands(group)
     app.add_typer(group, name="models")
+
+
+def _listing(
+    columns: tuple[str, ...],
+    rows: list[list[str | None]],
+    styled: str,
+    styles: dict[str, str],
+    wraps: str | None = None,
+) -> None:
+    """A borderless table, each column on one line but ``wraps``; the ``styled`` column
+    takes the style its value has in ``styles`` (production in bold, a refusal in red)."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=column != wraps)
+    at = columns.index(styled)
+    for cells in rows:
+        style = styles.get(cells[at] or "", "")
+        table.add_row(*(literal(c, style if i == at else "") for i, c in enumerate(cells)))
+    print_listing(table)
