@@ -134,37 +134,31 @@ def warn(message: str) -> None:
 
 
 def render_text(report: LintReport) -> None:
+    from functools import partial
+
     from rich.markup import escape
 
     from mir.cli.output import console
 
     out = console()
+    say = partial(out.print, markup=True, highlight=False, emoji=False)
     for finding in report.findings:
-        out.print(
+        say(
             f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
-            f"[bold red]{finding.code}[/] {escape(finding.message)}",
-            markup=True,
-            highlight=False,
-            emoji=False,
+            f"[bold red]{finding.code}[/] {escape(finding.message)}"
         )
     for entry in report.stale:
-        out.print(
+        say(
             f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
             f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
-            "run with --update-baseline to drop it",
-            markup=True,
-            highlight=False,
-            emoji=False,
+            "run with --update-baseline to drop it"
         )
     for item in report.unchecked:
         entry = item.entry
-        out.print(
+        say(
             f"baseline entry {entry.code} {escape(entry.path)} "
             f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): not "
-            f"checked, {escape(item.why)}; kept",
-            markup=True,
-            highlight=False,
-            emoji=False,
+            f"checked, {escape(item.why)}; kept"
         )
     stats = report.stats
     scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
