@@ -115,8 +115,8 @@ def register(app: typer.Typer) -> None:
         "--help` lists every option.",
     )
 
-    @drift.command("show", hidden=True, cls=VariadicCommand)
-    def show_command(
+    def measure_command(
+        ctx: typer.Context,
         agents: list[str] | None = AGENTS,
         window: str | None = WINDOW,
         reference: str | None = REFERENCE,
@@ -129,11 +129,12 @@ def register(app: typer.Typer) -> None:
         rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
-        """Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."""
-        from mir.drift import measure, write_html
+        """`show` measures; `check` measures and runs the breaker: the same options."""
+        from mir.drift import check, measure, write_html
 
         fmt = chosen_format(fmt, as_json)
-        report = measure(
+        run = check if ctx.info_name == "check" else measure
+        report = run(
             project, agents or [], _options(window, reference, last, reference_last, rubrics)
         )
         render(report, fmt, show_all=show_all)
@@ -141,32 +142,13 @@ def register(app: typer.Typer) -> None:
             write_html(report, html)
         return 1 if report.past_suspend else 0
 
-    @drift.command("check", cls=VariadicCommand)
-    def check_command(
-        agents: list[str] | None = AGENTS,
-        window: str | None = WINDOW,
-        reference: str | None = REFERENCE,
-        last: int | None = LAST,
-        reference_last: int | None = REFERENCE_LAST,
-        fmt: str | None = FORMAT,
-        as_json: bool = JSON,
-        show_all: bool = ALL,
-        html: Path | None = HTML,
-        rubrics: bool = RUBRICS,
-        project: Path | None = PROJECT,
-    ) -> int:
-        """The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend
-        level, alert ([tool.mir.alerts]); exit 1 when one was past it."""
-        from mir.drift import check, write_html
-
-        fmt = chosen_format(fmt, as_json)
-        report = check(
-            project, agents or [], _options(window, reference, last, reference_last, rubrics)
-        )
-        render(report, fmt, show_all=show_all)
-        if html is not None:
-            write_html(report, html)
-        return 1 if report.past_suspend else 0
+    show_help = "Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."
+    drift.command("show", hidden=True, cls=VariadicCommand, help=show_help)(measure_command)
+    check_help = (
+        "The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend\n"
+        "level, alert ([tool.mir.alerts]); exit 1 when one was past it."
+    )
+    drift.command("check", cls=VariadicCommand, help=check_help)(measure_command)
 
     @drift.command("watch", cls=VariadicCommand)
     def watch_command(

@@ -28,7 +28,15 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
     from rich.table import Table
     from rich.text import Text
 
-    from mir.drift import KINDS, METRIC_COLUMNS, metric_cells, short_hashes, verdict_words
+    from mir.drift import (
+        KINDS,
+        METRIC_COLUMNS,
+        agent_notes,
+        brief_lines,
+        metric_cells,
+        shown_metrics,
+        verdict_words,
+    )
 
     out = console()
     for note in report.notes:
@@ -45,15 +53,11 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
         )
         out.print(head)
         if brief:
-            for metric in agent.tripped("suspend") + agent.tripped("warn"):
-                out.print(literal(f"  {metric.verdict}: {metric.metric} = {metric.value:.4g}"))
+            for line in brief_lines(agent):
+                out.print(literal(line))
             continue
         for kind in KINDS:
-            rows = [
-                m
-                for m in agent.metrics
-                if m.kind == kind and (show_all or m.verdict in ("warn", "suspend"))
-            ]
+            rows = shown_metrics(agent, kind, show_all)
             if not rows:
                 continue
             table = Table(title=f"{kind} drift", title_justify="left", show_edge=False)
@@ -73,47 +77,25 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
                 cells[6] = literal(verdict_words(m.verdict), _VERDICT_STYLE.get(m.verdict, ""))
                 table.add_row(*cells)
             print_listing(table)
-        if agent.likely_causes:
-            causes = "; ".join(agent.likely_causes)
-            out.print(literal("likely causes: " + short_hashes(causes)))
-        for m in agent.metrics:
-            if m.family == "rubric" and m.verdict == "info" and not show_all:
-                out.print(literal(f"  {m.metric}: {m.detail}"))
-        if verdict == "not_enough_data" and agent.metrics and not show_all:
-            out.print(
-                literal(
-                    f"  {len(agent.metrics)} metrics: not enough data in a window to judge "
-                    "any (--all to list them)"
-                )
-            )
-        elif not show_all and not (agent.tripped("warn") or agent.tripped("suspend")):
-            out.print(literal(f"  {len(agent.metrics)} metrics, none moved (--all to list them)"))
+        for line in agent_notes(agent, show_all):
+            out.print(literal(line))
 
 
 def render_history(points: list[HistoryPoint]) -> None:
     from rich.table import Table
 
-    from mir.drift import number, sparkline, verdict_words
+    from mir.drift import HISTORY_COLUMNS, history_rows, verdict_words
 
     if not points:
         console().print("no drift runs recorded yet (run `mir drift` or `mir drift check`)")
         return
-    by_metric: dict[str, list[HistoryPoint]] = {}
-    for point in points:
-        by_metric.setdefault(point.metric, []).append(point)
+    styles = {verdict_words(verdict): style for verdict, style in _VERDICT_STYLE.items()}
     table = Table(show_edge=False)
-    for column in ("metric", "kind", "runs", "first", "last", "latest", "verdict", "trend"):
+    for column in HISTORY_COLUMNS:
         table.add_column(column)
-    for metric, series in by_metric.items():
-        latest = series[-1]
+    verdict = HISTORY_COLUMNS.index("verdict")
+    for row in history_rows(points):
         table.add_row(
-            literal(metric),
-            literal(latest.kind),
-            literal(len(series)),
-            literal(f"{series[0].at:%Y-%m-%d %H:%M}"),
-            literal(f"{latest.at:%Y-%m-%d %H:%M}"),
-            literal(number(latest.value)),
-            literal(verdict_words(latest.verdict), _VERDICT_STYLE.get(latest.verdict, "")),
-            literal(sparkline([p.value for p in series[-40:]])),
+            *(literal(c, styles.get(c, "") if i == verdict else "") for i, c in enumerate(row))
         )
     print_listing(table)

@@ -12,10 +12,15 @@ from mir.drift.domain import (
     Window,
 )
 from mir.drift.formatting import (
+    HISTORY_COLUMNS,
     METRIC_COLUMNS,
+    agent_notes,
+    brief_lines,
+    history_rows,
     metric_cells,
     number,
     short_hashes,
+    shown_metrics,
     sparkline,
     verdict_words,
 )
@@ -27,6 +32,7 @@ from mir.drift.suspensions import check
 from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
+    "HISTORY_COLUMNS",
     "KINDS",
     "METRIC_COLUMNS",
     "AgentDrift",
@@ -39,8 +45,11 @@ __all__ = [
     "PeriodicCheck",
     "Window",
     "WindowOptions",
+    "agent_notes",
+    "brief_lines",
     "check",
     "history",
+    "history_rows",
     "html_page",
     "measure",
     "metric_cells",
@@ -48,6 +57,7 @@ __all__ = [
     "parse_duration",
     "send_alert",
     "short_hashes",
+    "shown_metrics",
     "snapshot",
     "sparkline",
     "two_proportion",

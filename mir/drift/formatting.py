@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mir.drift.domain import MetricResult
+    from mir.drift.domain import AgentDrift, HistoryPoint, MetricResult
 
 SPARK = "▁▂▃▄▅▆▇█"
 # A hash in a detail or a likely cause is shown by its first 12 characters (the JSON
@@ -84,3 +84,68 @@ def metric_cells(m: MetricResult) -> list[str]:
         else "",
         short_hashes(m.detail),
     ]
+
+
+def shown_metrics(agent: AgentDrift, kind: str, show_all: bool) -> list[MetricResult]:
+    """The metrics of one kind a table lists: those that moved, or all with ``--all``."""
+    return [
+        m
+        for m in agent.metrics
+        if m.kind == kind and (show_all or m.verdict in ("warn", "suspend"))
+    ]
+
+
+def brief_lines(agent: AgentDrift) -> list[str]:
+    """A watch tick's lines for an agent: each metric past a level, suspend first."""
+    tripped = agent.tripped("suspend") + agent.tripped("warn")
+    return [f"  {m.verdict}: {m.metric} = {m.value:.4g}" for m in tripped]
+
+
+def agent_notes(agent: AgentDrift, show_all: bool) -> list[str]:
+    """What follows an agent's tables: likely causes, rubric notes, and (without
+    ``--all``) why nothing was listed."""
+    lines = []
+    if agent.likely_causes:
+        lines.append("likely causes: " + short_hashes("; ".join(agent.likely_causes)))
+    if show_all:
+        return lines
+    count = len(agent.metrics)
+    lines += [
+        f"  {m.metric}: {m.detail}"
+        for m in agent.metrics
+        if m.family == "rubric" and m.verdict == "info"
+    ]
+    if agent.verdict == "not_enough_data" and agent.metrics:
+        lines.append(
+            f"  {count} metrics: not enough data in a window to judge any (--all to list them)"
+        )
+    elif not (agent.tripped("warn") or agent.tripped("suspend")):
+        lines.append(f"  {count} metrics, none moved (--all to list them)")
+    return lines
+
+
+HISTORY_COLUMNS = ("metric", "kind", "runs", "first", "last", "latest", "verdict", "trend")
+
+
+def history_rows(points: list[HistoryPoint]) -> list[list[str]]:
+    """One row per metric (in ``HISTORY_COLUMNS`` order): its runs, latest value and
+    verdict, and a sparkline of its last 40 values."""
+    by_metric: dict[str, list[HistoryPoint]] = {}
+    for point in points:
+        by_metric.setdefault(point.metric, []).append(point)
+    rows = []
+    for metric, series in by_metric.items():
+        latest = series[-1]
+        rows.append(
+            [
+                metric,
+                latest.kind,
+                str(len(series)),
+                f"{series[0].at:%Y-%m-%d %H:%M}",
+                f"{latest.at:%Y-%m-%d %H:%M}",
+                number(latest.value),
+                verdict_words(latest.verdict),
+                sparkline([p.value for p in series[-40:]]),
+            ]
+        )
+    return rows

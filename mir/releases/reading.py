@@ -5,11 +5,13 @@ check`` (and of a ``mir drift watch`` tick that rolled a canary back) and the ou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mir.releases.compare import ModelComparison
-from mir.releases.evidence import ArmStats
-from mir.releases.gate import Promotion
-from mir.releases.rollback import CanaryCheck
+if TYPE_CHECKING:  # the results are read, never built: no runtime import of their makers
+    from mir.releases.compare import ModelComparison
+    from mir.releases.evidence import ArmStats
+    from mir.releases.gate import Promotion
+    from mir.releases.rollback import CanaryCheck
 
 
 @dataclass(frozen=True)
