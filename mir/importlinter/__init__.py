@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mir.importlinter.application import ContractResult
-    from mir.importlinter.catalogue import closest_rule, rule_catalogue, rule_doc
+    from mir.importlinter.catalogue import rule_catalogue, rule_doc
     from mir.importlinter.domain.rules import RULE_DOCS
     from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
     from mir.importlinter.linting import (
@@ -29,7 +29,6 @@ _WHERE = {
     "cached_contracts": "entrypoints",
     "check_contracts": "entrypoints",
     "evaluate": "entrypoints",
-    "closest_rule": "catalogue",
     "rule_catalogue": "catalogue",
     "rule_doc": "catalogue",
     "cache_folder_for": "linting",
@@ -45,7 +44,6 @@ __all__ = [
     "cache_folder_for",
     "cached_contracts",
     "check_contracts",
-    "closest_rule",
     "contract_findings",
     "default_root",
     "evaluate",

@@ -27,8 +27,9 @@ def rule_catalogue() -> list[Row]:
     return own + contract_rules()
 
 
-def rule_doc(code: str) -> str | None:
-    """The documentation of a mir rule or an import-linter contract code, by code or name."""
+def rule_doc(code: str) -> str:
+    """The documentation of a mir rule or an import-linter contract code, by code or
+    name (any case); an unknown one is a usage error with the closest code or name."""
     from mir.boundaries import rule_for
 
     rule = rule_for(code)
@@ -40,13 +41,10 @@ def rule_doc(code: str) -> str | None:
     for il_code, name, _ in contract_rules():
         if wanted in (il_code, name.upper()):
             return RULE_DOCS[il_code]
-    return None
-
-
-def closest_rule(code: str) -> str | None:
-    """The code or name closest to an unknown ``code`` (for "did you mean ...?")."""
-    from mir.errors import did_you_mean
+    from mir.errors import UsageError, did_you_mean
 
     known = [word for row in rule_catalogue() for word in row[:2]]
     close = did_you_mean(code.upper() if code[:1].isalpha() else code, known)
-    return close or did_you_mean(code.replace("_", "-"), known)
+    close = close or did_you_mean(code.replace("_", "-"), known)
+    hint = f"did you mean `{close}`? " if close else ""
+    raise UsageError(f"no rule '{code}'", hint=f"{hint}`mir lint rules` lists them")

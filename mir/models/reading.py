@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from mir.models.domain import ModelEntry
-from mir.models.history import ModelChange
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # read, never built: no runtime import of the history's store
+    from mir.models.domain import ModelEntry
+    from mir.models.history import ModelChange
 
 ENTRY_COLUMNS = ("name", "version", "stage", "share", "provider", "artifact")
 CHANGE_COLUMNS = ("at", "version", "from", "to", "by", "gate", "why")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mir.importlinter import RULE_DOCS, closest_rule, replay_project, rule_catalogue, rule_doc
+from mir.errors import UsageError
+from mir.importlinter import RULE_DOCS, replay_project, rule_catalogue, rule_doc
 from mir.importlinter.linting import might_have_contracts
 
 
@@ -48,5 +49,6 @@ def test_the_catalogue_lists_mir_rules_then_every_contract_code() -> None:
     assert rule_doc("il001") == RULE_DOCS["IL001"]
     name = next(name for code, name, _ in rule_catalogue() if code == "IL002")
     assert rule_doc(name) == RULE_DOCS["IL002"]
-    assert rule_doc("MIR999") is None
-    assert closest_rule("MIR10l") is not None
+    with pytest.raises(UsageError, match="no rule 'MIR1O1'") as refused:
+        rule_doc("MIR1O1")
+    assert "did you mean `MIR101`?" in (refused.value.hint or "")
