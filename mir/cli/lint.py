@@ -125,15 +125,9 @@ def register(app: typer.Typer) -> None:
 def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
     import time
 
-    from mir.boundaries import watch_boundaries
-    from mir.errors import MirUserError
-    from mir.importlinter import cache_folder_for, contract_findings
+    from mir.importlinter import watch_project
 
     out = console()
-    try:
-        folder = cache_folder_for(root, options)
-    except MirUserError:
-        folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
         _clear(out)
@@ -150,14 +144,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
 
-    watch_boundaries(
-        root,
-        options,
-        show,
-        show_error,
-        extra_findings=lambda: contract_findings(root, config, folder, warn),
-        extra_files=[config] if config is not None else [],
-    )
+    watch_project(root, options, config, warn, show, show_error)
 
 
 # What `clear` writes: home, erase the screen, erase the scrollback. Erasing the screen

@@ -15,13 +15,7 @@ if TYPE_CHECKING:
     from mir.importlinter.catalogue import rule_catalogue, rule_doc
     from mir.importlinter.domain.rules import RULE_DOCS
     from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
-    from mir.importlinter.linting import (
-        cache_folder_for,
-        contract_findings,
-        default_root,
-        lint_project,
-        replay_project,
-    )
+    from mir.importlinter.linting import default_root, lint_project, replay_project, watch_project
 
 _WHERE = {
     "ContractResult": "application",
@@ -31,26 +25,24 @@ _WHERE = {
     "evaluate": "entrypoints",
     "rule_catalogue": "catalogue",
     "rule_doc": "catalogue",
-    "cache_folder_for": "linting",
-    "contract_findings": "linting",
     "default_root": "linting",
     "lint_project": "linting",
     "replay_project": "linting",
+    "watch_project": "linting",
 }
 
 __all__ = [
     "RULE_DOCS",
     "ContractResult",
-    "cache_folder_for",
     "cached_contracts",
     "check_contracts",
-    "contract_findings",
     "default_root",
     "evaluate",
     "lint_project",
     "replay_project",
     "rule_catalogue",
     "rule_doc",
+    "watch_project",
 ]
 
 

@@ -1,6 +1,6 @@
-"""``mir lint boundaries`` as one use case: mir's boundary findings and the import-linter
-contract verdicts of the same project merged into one report, the baseline applied to
-both.
+"""``mir lint boundaries`` as one use case (and ``--watch`` as another): mir's boundary
+findings and the import-linter contract verdicts of the same project merged into one
+report, the baseline applied to both.
 
 Composed here, not in ``boundaries``: this capability depends on ``boundaries``, so the
 reverse import would be a cycle. Every import is inside a function: the console script
@@ -90,6 +90,35 @@ def replay_project(
         cache_dir=folder, baseline=baseline.resolve() if baseline is not None else None
     )
     return lint_boundaries(root, options, contracts, require_capabilities=False)
+
+
+def watch_project(
+    root: Path,
+    options: LintOptions,
+    config: Path | None,
+    warn: Warn,
+    on_report: Callable[[LintReport], None],
+    on_error: Callable[[Exception], None],
+) -> None:
+    """``mir lint boundaries --watch``: lint now and after every burst of saves
+    (``mir.boundaries.watch_boundaries``), the contracts checked again with each run and
+    ``config`` watched too, until Ctrl-C. A broken config is reported by the first run
+    (``on_error``) and the watch goes on."""
+    from mir.boundaries import watch_boundaries
+    from mir.errors import MirUserError
+
+    try:
+        folder = cache_folder_for(root, options)
+    except MirUserError:
+        folder = None
+    watch_boundaries(
+        root,
+        options,
+        on_report,
+        on_error,
+        extra_findings=lambda: contract_findings(root, config, folder, warn),
+        extra_files=[config] if config is not None else [],
+    )
 
 
 def contract_findings(
