@@ -3,6 +3,7 @@
 from mir.inference.adapters import provider_for
 from mir.inference.application import ModelProvider
 from mir.inference.cache import CachedProvider, ResponseCache, with_cache
+from mir.inference.checksums import CACHE_FILE as DIGEST_CACHE
 from mir.inference.checksums import FILE_HASHER, FileHasher
 from mir.inference.domain import (
     Message,
@@ -22,6 +23,7 @@ from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
+    "DIGEST_CACHE",
     "FILE_HASHER",
     "MODEL_CACHE",
     "CachedProvider",
