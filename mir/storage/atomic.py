@@ -53,7 +53,8 @@ def atomic_file(
     """
     path = Path(path)
     folder = path.parent
-    temp = folder / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    # the name cut short, so a target whose name is near NAME_MAX still gets a temp file
+    temp = folder / f".{path.name[:200]}.{os.urandom(6).hex()}.tmp"
 
     def opener(name: str, flags: int) -> int:
         return os.open(name, flags | os.O_EXCL, 0o666)
@@ -81,7 +82,7 @@ def atomic_file(
 def _set_mode(fd: int, path: Path, mode: int | None) -> None:
     if mode is None:
         try:
-            mode = path.stat().st_mode & 0o7777
+            mode = path.stat().st_mode & 0o777  # never a setuid/setgid bit on new bytes
         except (FileNotFoundError, NotADirectoryError):
             return  # a new file keeps what the umask gave it
     os.fchmod(fd, mode)
