@@ -2,10 +2,10 @@
 
 The new content goes to a temp file in the same folder (``.<name>.<random>.tmp``, so
 the rename never crosses a file system), which is flushed and fsynced, given its mode,
-then ``os.replace``\\ d over ``path``; last the folder is fsynced so the rename itself
-survives a power cut. If anything raises before the rename (the caller's block, a full
-disk, a failed fsync), ``path`` is untouched and the temp file is removed. A process
-killed outright (SIGKILL) can leave its temp file behind, never a torn ``path``.
+then renamed over ``path`` (``os.replace``); last the folder is fsynced so the rename
+itself survives a power cut. If anything raises before the rename (the caller's block,
+a full disk, a failed fsync), ``path`` is untouched and the temp file is removed. A
+process killed outright (SIGKILL) can leave its temp file behind, never a torn ``path``.
 
 Mode: ``mode`` when given (exactly, whatever the umask); otherwise the mode of the file
 being replaced, or for a new file what a plain ``open(path, "w")`` would give (0o666
