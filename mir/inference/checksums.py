@@ -1,10 +1,11 @@
 """Integrity before load: a GGUF's sha256 is checked before llama.cpp opens it.
 
 Why a cache: hashing a 100 MB+ model on every start costs seconds. A file is identified
-by (path, size, mtime_ns, inode, ctime_ns): an edited or replaced file changes one of
-them and is hashed again. mtime alone is not enough: ``os.utime`` (or ``touch -r``,
-``cp -p``, ``rsync -t``) puts it back after a same-size edit; the kernel sets ctime on
-every write and on that very utime call, and no user can set it back. The digests live
+by its path and identity (``mir.storage.identity``: dev, inode, size, mtime_ns,
+ctime_ns): an edited or replaced file changes one of them and is hashed again. mtime
+alone is not enough: ``os.utime`` (or ``touch -r``, ``cp -p``, ``rsync -t``) puts it
+back after a same-size edit; the kernel sets ctime on every write and on that very
+utime call, and no user can set it back. The digests live
 in-process and in a small JSON file (``<root>/.mir/cache/sha256.json``) so a second
 process does not re-hash an unchanged file either. The cache file is only an
 optimisation: a corrupt or unreadable one is ignored and rewritten.

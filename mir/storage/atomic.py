@@ -2,10 +2,10 @@
 
 The new content goes to a temp file in the same folder (``.<name>.<random>.tmp``, so
 the rename never crosses a file system), which is flushed and fsynced, given its mode,
-then ``os.replace``\\ d over ``path``; last the folder is fsynced so the rename itself
-survives a power cut. If anything raises before the rename (the caller's block, a full
-disk, a failed fsync), ``path`` is untouched and the temp file is removed. A process
-killed outright (SIGKILL) can leave its temp file behind, never a torn ``path``.
+then renamed over ``path`` (``os.replace``); last the folder is fsynced so the rename
+itself survives a power cut. If anything raises before the rename (the caller's block,
+a full disk, a failed fsync), ``path`` is untouched and the temp file is removed. A
+process killed outright (SIGKILL) can leave its temp file behind, never a torn ``path``.
 
 Mode: ``mode`` when given (exactly, whatever the umask); otherwise the mode of the file
 being replaced, or for a new file what a plain ``open(path, "w")`` would give (0o666
@@ -53,7 +53,8 @@ def atomic_file(
     """
     path = Path(path)
     folder = path.parent
-    temp = folder / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    # the name cut short, so a target whose name is near NAME_MAX still gets a temp file
+    temp = folder / f".{path.name[:200]}.{os.urandom(6).hex()}.tmp"
 
     def opener(name: str, flags: int) -> int:
         return os.open(name, flags | os.O_EXCL, 0o666)
@@ -81,7 +82,7 @@ def atomic_file(
 def _set_mode(fd: int, path: Path, mode: int | None) -> None:
     if mode is None:
         try:
-            mode = path.stat().st_mode & 0o7777
+            mode = path.stat().st_mode & 0o777  # never a setuid/setgid bit on new bytes
         except (FileNotFoundError, NotADirectoryError):
             return  # a new file keeps what the umask gave it
     os.fchmod(fd, mode)

@@ -189,3 +189,51 @@ def test_a_writer_killed_with_sigkill_mid_write_leaves_the_old_file_whole(
         child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
     assert target.read_bytes() == old
+
+
+def test_a_name_near_the_length_limit_still_gets_a_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / ("n" * 250)
+    write_atomic(target, "x")
+    assert target.read_text() == "x"
+    assert _leftovers(tmp_path, target.name) == []
+
+
+def test_a_folder_in_the_way_is_an_error_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    target = tmp_path / "agents.json"
+    target.mkdir()
+    (target / "inside").write_text("kept")
+    with pytest.raises(OSError):
+        write_atomic(target, "{}")
+    assert (target / "inside").read_text() == "kept"
+    assert _leftovers(tmp_path, "agents.json") == []
+
+
+def test_text_that_cannot_be_encoded_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "suite.yaml"
+    target.write_text("old")
+    with pytest.raises(UnicodeEncodeError), atomic_file(target, encoding="ascii") as out:
+        out.write("caf\u00e9")
+    assert target.read_text() == "old"
+    assert _leftovers(tmp_path, "suite.yaml") == []
+
+
+def test_a_setuid_bit_is_not_carried_onto_new_bytes(tmp_path: Path) -> None:
+    target = tmp_path / "tool"
+    target.write_text("old")
+    target.chmod(0o4755)
+    write_atomic(target, "new")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755
+
+
+def test_concurrent_writers_each_leave_a_whole_file(tmp_path: Path) -> None:
+    import threading
+
+    target = tmp_path / "state.json"
+    bodies = [bytes([65 + i]) * 200_000 for i in range(8)]
+    threads = [threading.Thread(target=write_atomic, args=(target, body)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.read_bytes() in bodies
+    assert _leftovers(tmp_path, "state.json") == []

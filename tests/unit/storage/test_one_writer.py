@@ -10,6 +10,7 @@ takes two, ``datetime.replace`` keywords), ``fcntl.flock`` / ``fcntl.lockf`` and
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,6 +50,7 @@ def _findings(path: Path) -> list[tuple[str, int]]:
     return found
 
 
+@functools.cache  # one scan for both tests
 def _tree() -> dict[tuple[str, str], list[int]]:
     found: dict[tuple[str, str], list[int]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
