@@ -168,7 +168,7 @@ class LiveProgress:
         self._write(f"\nmir eval: {total} case run(s)")
 
     def advance(self, suite: str, run: Any) -> None:
-        from mir.cli.eval_progress import eta
+        from mir.evals import eta
 
         self.done += 1
         verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")

@@ -1,0 +1,39 @@
+"""``mir eval calibrate --json``: a judge's calibration as plain JSON values."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mir.evals.calibration import Calibration
+
+
+def calibration_to_json(result: Calibration) -> dict[str, Any]:
+    return {
+        "judge_model": result.judge_model,
+        "prompt_hash": result.prompt_hash,
+        "labels": str(result.labels_file),
+        "records_file": None if result.records_file is None else str(result.records_file),
+        "kinds": [
+            {
+                "kind": kind.kind,
+                "n": kind.agreement.n,
+                "kappa": kind.agreement.kappa,
+                "agreement": kind.agreement.agreement,
+                "labels": list(kind.agreement.labels),
+                "matrix": [list(row) for row in kind.agreement.matrix],
+                "position_consistency": kind.position_consistency,
+                "examples": [
+                    {
+                        "line": ex.line,
+                        "label": ex.label,
+                        "verdict": ex.verdict,
+                        "reason": ex.reason,
+                        "position_consistent": ex.position_consistent,
+                    }
+                    for ex in kind.examples
+                ],
+            }
+            for kind in result.kinds
+        ],
+    }
