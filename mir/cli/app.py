@@ -36,7 +36,6 @@ def build_app() -> typer.Typer:
         lint,
         models,
         new,
-        planned,
         project,
         review,
         reviewers,
@@ -80,7 +79,6 @@ def build_app() -> typer.Typer:
         drift,
         models,
         schema,
-        planned,
     ):
         module.register(app)
     return app
