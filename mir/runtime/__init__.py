@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.preview import preview_prompt
     from mir.runtime.review_audit import audit_reviews
+    from mir.runtime.trace_audit import Verification, verify_project
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -27,6 +28,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import review_audit
 
         return review_audit.audit_reviews
+    if name in ("Verification", "verify_project"):
+        from mir.runtime import trace_audit
+
+        return getattr(trace_audit, name)
     if name in ("Expiry", "expire_flows"):
         from mir.runtime import expiry
 
@@ -45,6 +50,7 @@ __all__ = [
     "DecisionRecord",
     "Expiry",
     "ReasonCode",
+    "Verification",
     "approve",
     "audit_reviews",
     "expire_flows",
@@ -56,4 +62,5 @@ __all__ = [
     "review_flow",
     "run_agent",
     "suspend_agent",
+    "verify_project",
 ]
