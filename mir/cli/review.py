@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +12,13 @@ import typer
 
 from mir.cli import review_serve
 from mir.cli.output import (
+    add_row,
     chosen_format,
     console,
     error_console,
     format_option,
     json_option,
+    listing,
     literal,
     print_listing,
     project_option,
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from mir.reviews import PendingPage
 
 PROJECT = project_option()
-EXPIRE_BATCH = 1_000  # flows `mir review expire` closes per read of the queue
 AS_JSON = json_option()
 FORMAT = format_option()
 AGENT = typer.Option(
@@ -74,17 +74,10 @@ def build_group() -> typer.Typer:
         project: Path | None = PROJECT,
     ) -> None:
         """Close every flow waiting past its TTL as expired (traced, never executed)."""
-        from mir.reviews import pending_page
+        from mir.reviews import expire_all
 
         as_json = chosen_format(fmt, as_json) == "json"
-        page = pending_page(project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH)
-        expired = list(page.expired)
-        while page.still_due and page.expired:  # batch after batch, while one closes some
-            page = pending_page(
-                project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH, remind=False
-            )
-            expired += page.expired
-        page = replace(page, expired=expired)
+        page = expire_all(project, agent=agent)
         if as_json:
             _print_json({"expired": page.expired, "pending": page.total})
             return
@@ -144,23 +137,9 @@ def build_group() -> typer.Typer:
         for note in report.notes:
             error_console().print(literal(f"note: {note}"))
         if as_json:
-            _print_json(
-                {
-                    "reviewed": report.reviewed,
-                    "suites": [
-                        {
-                            "agent": s.agent,
-                            "suite": str(s.suite),
-                            "added": s.added,
-                            "duplicates": s.duplicates,
-                        }
-                        for s in report.suites
-                    ],
-                    "sft": str(report.sft) if report.sft else None,
-                    "sft_lines": report.sft_lines,
-                    "notes": report.notes,
-                }
-            )
+            from mir.reviews import export_json
+
+            _print_json(export_json(report))
             return
         out = console()
         if not report.reviewed:
@@ -205,50 +184,18 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def age(seconds: float) -> str:
-    """``45s``, ``12m``, ``3h 05m``, ``2d 04h``."""
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{s // 86400}d {s % 86400 // 3600:02d}h"
-
-
 def render_queue(page: PendingPage) -> None:
-    from rich.table import Table
-
-    from mir.reviews import compact
+    from mir.reviews import queue_row
 
     if not page.items:
         console().print("no flow waits for review")
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("flow", "age", "agent", "action"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("key fields")
-    table.add_column("waits for")
-    table.add_column("expires in", no_wrap=True)
+    columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
+    table = listing(*columns, wrap=("key fields", "waits for"))
     shown = 12 if console().is_terminal else None
     for item in page.items:
-        fields = ", ".join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
-        left = (
-            age((item.expires_at - item.created_at).total_seconds() - item.age_s)
-            if item.expires_at is not None
-            else "-"
-        )
         # every value may come from a trace file or a model: literal, never markup
-        table.add_row(
-            literal(item.flow_id[:shown]),
-            age(item.age_s),
-            literal(item.agent),
-            literal(item.action),
-            literal(fields),
-            literal(item.waits_for),
-            left,
-        )
+        add_row(table, *queue_row(item, id_width=shown))
     print_listing(table)
     rest = page.total - page.offset - len(page.items)
     if rest > 0:

@@ -3,6 +3,7 @@ traced proposal (public interface)."""
 
 from typing import TYPE_CHECKING, Any
 
+from mir.runtime.agent_listing import broken_line, listed_agents, short_time, unchanged_line
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
@@ -53,14 +54,18 @@ __all__ = [
     "Verification",
     "approve",
     "audit_reviews",
+    "broken_line",
     "expire_flows",
     "list_agents",
+    "listed_agents",
     "load_agent",
     "preview_prompt",
     "reject",
     "resume_agent",
     "review_flow",
     "run_agent",
+    "short_time",
     "suspend_agent",
+    "unchanged_line",
     "verify_project",
 ]
