@@ -36,7 +36,6 @@ def build_app() -> typer.Typer:
         lint,
         models,
         new,
-        project,
         review,
         reviewers,
         run,
@@ -67,7 +66,6 @@ def build_app() -> typer.Typer:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
     for module in (
-        project,
         new,
         lint,
         run,

@@ -1,5 +1,5 @@
-"""``mir review``: the flows waiting for a human (list, expire, remind) and what
-reviewers taught (export)."""
+"""``mir review``: the flows waiting for a human (list, expire, remind), what reviewers
+taught (export), and the review inbox, a web page reviewers log in to (serve)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli import review_serve
 from mir.cli.output import (
     add_row,
     chosen_format,
@@ -154,7 +153,27 @@ def build_group() -> typer.Typer:
         if report.sft is not None:
             out.print(literal(f"{report.sft_lines} chat(s) written to {report.sft}"))
 
-    review_serve.register(review)
+    @review.command("serve")
+    def serve_command(
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+        port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
+        keys: Path | None = typer.Option(
+            None,
+            "--keys",
+            file_okay=False,
+            help="Folder of reviewers' private keys (NAME.key): a reviewer's approvals "
+            "from the page are signed with NAME.key, else unsigned.",
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Serve the review inbox: pending flows with their input, context, proposal and
+        the rules that fired; approve, reject or correct them with a reason. Reviewers
+        log in with the password `mir reviewers password NAME` set."""
+        from mir.inbox import serve
+        from mir.project import find_project
+
+        serve(find_project(project).root, host=host, port=port, keys_dir=keys)
+
     return review
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from mir.runtime.agent_listing import broken_line, listed_agents, short_time, unchanged_line
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
+from mir.runtime.record_view import record_json, record_rows
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ __all__ = [
     "listed_agents",
     "load_agent",
     "preview_prompt",
+    "record_json",
+    "record_rows",
     "reject",
     "resume_agent",
     "review_flow",
