@@ -107,6 +107,8 @@ def register(group: typer.Typer) -> None:
 def _print(result: Calibration) -> None:
     from rich.text import Text
 
+    from mir.evals import agreement_line
+
     out = console()
     out.print(
         Text.assemble(
@@ -118,12 +120,7 @@ def _print(result: Calibration) -> None:
     )
     for kind in result.kinds:
         agreed = kind.agreement
-        kappa = "undefined (one label only)" if agreed.kappa is None else f"{agreed.kappa:.3f}"
-        line = f"{kind.kind}: n {agreed.n}, Cohen's kappa {kappa}"
-        line += f", raw agreement {agreed.agreement:.3f}"
-        if kind.position_consistency is not None:
-            line += f", position consistency {kind.position_consistency:.3f}"
-        out.print(line, markup=False)
+        out.print(agreement_line(kind), markup=False)
         table = listing("human \\ judge", *agreed.labels, right=agreed.labels)
         for label, row in zip(agreed.labels, agreed.matrix, strict=True):
             add_row(table, label, *row)

@@ -140,18 +140,10 @@ def build_group() -> typer.Typer:
 
             _print_json(export_json(report))
             return
-        out = console()
-        if not report.reviewed:
-            out.print("no reviewed flows")
-        for s in report.suites:
-            out.print(
-                literal(
-                    f"{s.agent}: {len(s.added)} case(s) added to {s.suite}"
-                    + (f", {len(s.duplicates)} already there" if s.duplicates else "")
-                )
-            )
-        if report.sft is not None:
-            out.print(literal(f"{report.sft_lines} chat(s) written to {report.sft}"))
+        from mir.reviews import export_lines
+
+        for line in export_lines(report):
+            console().print(literal(line))
 
     @review.command("serve")
     def serve_command(
@@ -184,19 +176,10 @@ def register(app: typer.Typer) -> None:
 def _say_done(page: PendingPage, *, always: bool = False) -> None:
     """What the read did besides reading, one line each: flows closed as expired,
     reminders sent, alerts that failed (on stderr for a listing; stdout otherwise)."""
-    out = console() if always else error_console()
-    for flow_id in page.expired:
-        out.print(literal(f"expired {flow_id}: waited past its TTL, never executed"))
-    if always and not page.expired:
-        out.print("no flow waited past its TTL")
-    for flow_id in page.reminded:
-        out.print(literal(f"reminded reviewers of {flow_id}"))
-    if page.still_due:
-        error_console().print(
-            f"{page.still_due} more flow(s) past their TTL are left for `mir review expire`"
-        )
-    for note in page.notes:
-        error_console().print(literal(f"warning: {note}"))
+    from mir.reviews import page_lines
+
+    for result, line in page_lines(page, always=always):
+        (console() if result and always else error_console()).print(literal(line))
 
 
 def _print_json(value: Any) -> None:

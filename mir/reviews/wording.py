@@ -1,11 +1,11 @@
-"""The review queue and its exports in words: ages, a waiting flow's row, the export's
-JSON (what ``mir review`` shows, computed without a terminal)."""
+"""The review queue and its exports in words: ages, a waiting flow's row, what a read
+did, the export's summary and JSON (what ``mir review`` shows, without a terminal)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mir.reviews.domain import PendingFlow, compact
+from mir.reviews.domain import PendingFlow, PendingPage, compact
 
 if TYPE_CHECKING:
     from mir.reviews.teaching import ExportReport
@@ -53,3 +53,33 @@ def export_json(report: ExportReport) -> dict[str, Any]:
         "sft_lines": report.sft_lines,
         "notes": report.notes,
     }
+
+
+def page_lines(page: PendingPage, *, always: bool) -> list[tuple[bool, str]]:
+    """What a read of the queue did besides reading, one line each: flows closed as
+    expired, reminders sent, flows left for ``mir review expire``, alerts that failed.
+    Each line is ``(result, text)``: a result line belongs with the command's output
+    when the command is about it (``always``: ``expire``, ``remind``), a warning never."""
+    lines = [
+        (True, f"expired {flow_id}: waited past its TTL, never executed")
+        for flow_id in page.expired
+    ]
+    if always and not page.expired:
+        lines.append((True, "no flow waited past its TTL"))
+    lines += [(True, f"reminded reviewers of {flow_id}") for flow_id in page.reminded]
+    if page.still_due:
+        left = f"{page.still_due} more flow(s) past their TTL are left for `mir review expire`"
+        lines.append((False, left))
+    lines += [(False, f"warning: {note}") for note in page.notes]
+    return lines
+
+
+def export_lines(report: ExportReport) -> list[str]:
+    """``mir review export``'s summary: cases added per suite, chats written."""
+    lines = [] if report.reviewed else ["no reviewed flows"]
+    for s in report.suites:
+        there = f", {len(s.duplicates)} already there" if s.duplicates else ""
+        lines.append(f"{s.agent}: {len(s.added)} case(s) added to {s.suite}{there}")
+    if report.sft is not None:
+        lines.append(f"{report.sft_lines} chat(s) written to {report.sft}")
+    return lines

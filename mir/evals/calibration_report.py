@@ -1,11 +1,12 @@
-"""``mir eval calibrate --json``: a judge's calibration as plain JSON values."""
+"""``mir eval calibrate``: a judge's calibration as plain JSON values (``--json``) and as
+one line per kind of label (the table's heading)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mir.evals.calibration import Calibration
+    from mir.evals.calibration import Calibration, KindResult
 
 
 def calibration_to_json(result: Calibration) -> dict[str, Any]:
@@ -37,3 +38,14 @@ def calibration_to_json(result: Calibration) -> dict[str, Any]:
             for kind in result.kinds
         ],
     }
+
+
+def agreement_line(kind: KindResult) -> str:
+    """``rubric: n 40, Cohen's kappa 0.712, raw agreement 0.875[, position consistency]``."""
+    agreed = kind.agreement
+    kappa = "undefined (one label only)" if agreed.kappa is None else f"{agreed.kappa:.3f}"
+    line = f"{kind.kind}: n {agreed.n}, Cohen's kappa {kappa}"
+    line += f", raw agreement {agreed.agreement:.3f}"
+    if kind.position_consistency is not None:
+        line += f", position consistency {kind.position_consistency:.3f}"
+    return line
