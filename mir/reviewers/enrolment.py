@@ -26,7 +26,7 @@ def make_key(name: str, *, out: Path | None, project: Path | None) -> NewKey:
     from mir.project import find_project
     from mir.reviewers.keys import default_key_path, generate_key, write_private_key
 
-    Reviewer(name=name, public_key="ed25519:" + "A" * 43 + "=")  # the name is valid
+    _reviewer(name, (), "ed25519:" + "A" * 43 + "=")  # the name is valid (exit 2 if not)
     try:
         found = find_project(project)
         state_dir, root = found.state_dir, found.root
@@ -51,17 +51,11 @@ def declare(
     name: str, *, roles: list[str], public_key: str, replace: bool, project: Path | None
 ) -> Declared:
     """Add a reviewer to reviewers.toml (one already declared only with ``replace``)."""
-    from pydantic import ValidationError
-
-    from mir.errors import UsageError
     from mir.project import find_project
     from mir.reviewers.roster import add_reviewer, roster_path
 
     root = find_project(project).root
-    try:
-        reviewer = Reviewer(name=name, roles=tuple(roles), public_key=public_key.strip())
-    except ValidationError as exc:
-        raise UsageError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from exc
+    reviewer = _reviewer(name, tuple(roles), public_key.strip())
     old = add_reviewer(root, reviewer, replace=replace)
     return Declared(reviewer, old, roster_path(root))
 
@@ -89,3 +83,15 @@ def set_login(name: str, *, password: Callable[[], str], project: Path | None) -
     found = find_project(project)
     reviewer_named(load_reviewers(found.root), name, found.root)
     set_password(found.root, found.state_dir, name, password())
+
+
+def _reviewer(name: str, roles: tuple[str, ...], public_key: str) -> Reviewer:
+    """A reviewer from the command line: a bad name, role or key is one usage error."""
+    from pydantic import ValidationError
+
+    from mir.errors import UsageError
+
+    try:
+        return Reviewer(name=name, roles=roles, public_key=public_key)
+    except ValidationError as exc:
+        raise UsageError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from exc
