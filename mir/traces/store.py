@@ -54,6 +54,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mir.storage import Migration, migrate
 from mir.traces import database
 from mir.traces.compaction import adopt, compact_batch
 from mir.traces.domain import (
@@ -373,15 +374,16 @@ class TraceStore:
 
     @contextmanager
     def analysis(
-        self, *, write: bool = False
+        self, *, write: bool = False, tables: tuple[str, Sequence[Migration]] | None = None
     ) -> Iterator[tuple[duckdb.DuckDBPyConnection, EventsSql, bool]]:
         """A consistent view for analytical SQL over every stored event (drift metrics).
 
         Yields ``(con, events, writable)``: ``events(where)`` is the SQL of every unique
         event matching ``where`` (database and live segments). ``write=True`` holds the
         exclusive folder lock and opens the database read-write and migrated, so a caller
-        can also write the tables its capability keeps here through a migration
-        (``drift_metrics``); compaction and readers wait, appends never do. A store that
+        can also write the tables its capability keeps here: ``tables`` is their
+        ``(scope, steps)`` (drift's: ``mir/drift/tables.py``), migrated after the store's
+        own steps; compaction and readers wait, appends never do. A store that
         is missing or not writable (its folder, or a database file this user may only
         read) falls back to the shared read view (``writable`` False).
         """
@@ -400,11 +402,13 @@ class TraceStore:
                 )
             con = database.connect(self.db_path, read_only=False)
             try:
-                applied = database.migrate(con)
+                applied = database.migrate(con, self.db_path)
                 if "0004_create_adopted" in applied:
                     # as compaction does: a store written before manifests existed
                     upgraded = "0001_create_events" not in applied
                     adopt(con, self.manifest, self.segments_dir, upgraded=upgraded)
+                if tables is not None:
+                    migrate(con, tables[0], tables[1], where=str(self.db_path))
                 yield con, self._events_sql(True, segment_files(self.segments_dir)), True
             except Exception as exc:
                 if database.is_unreadable_file(exc):
@@ -466,8 +470,7 @@ class TraceStore:
                 try:
                     # A database written by an older mir is migrated before it is read
                     # (when this user may write it; else it is read if it can be).
-                    reading = not os.access(self.directory, os.W_OK)
-                    pending = has_db and database.pending_migrations(con, reading=reading)
+                    pending = has_db and database.pending_migrations(con, self.db_path)
                     if not pending:
                         yield con, has_db, segment_files(self.segments_dir)
                         return
