@@ -6,6 +6,7 @@ from mir.traces.domain import (
     UNFINISHED,
     ChainBreak,
     CompactionResult,
+    EventsSql,
     FlowSource,
     FlowStatus,
     FlowSummary,
@@ -19,7 +20,7 @@ from mir.traces.domain import (
 from mir.traces.exporters import export_traces
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.sources import FlowFilter, production_finals
-from mir.traces.store import EventsSql, TraceStore
+from mir.traces.store import TraceStore
 
 __all__ = [
     "FLOW_SOURCES",
