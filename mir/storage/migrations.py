@@ -74,7 +74,7 @@ class _Dialect:
         return _Dialect(
             "BEGIN TRANSACTION",
             "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema()",
+            "AND table_schema = current_schema() AND table_catalog = current_database()",
         )
 
 

@@ -228,3 +228,18 @@ def test_a_database_from_a_newer_mir_is_refused_in_one_line(tmp_path):
     ).stdout
     assert out.startswith("UnknownMigrationError") and "'0099_future'" in out, out
     assert str(path) in out
+
+
+def test_a_cache_from_a_newer_mir_is_turned_off_with_one_warning(tmp_path):
+    warnings: list[str] = []
+    cache = ResponseCache(tmp_path, warn=warnings.append)
+    cache.put("k", ModelResponse(text="{}", model="m", provider="scripted"))
+    cache.close()
+    con = sqlite3.connect(tmp_path / "responses.sqlite3")
+    con.execute("INSERT INTO _mir_migrations VALUES ('cache', '0099_future', '2030-01-01')")
+    con.commit()
+    con.close()
+    cache = ResponseCache(tmp_path, warn=warnings.append)
+    assert cache.get("k") is None and cache.get("k") is None  # best effort: a miss
+    assert not cache.enabled
+    assert len(warnings) == 1 and "'0099_future'" in warnings[0]
