@@ -73,8 +73,9 @@ class _Dialect:
             )
         return _Dialect(
             "BEGIN TRANSACTION",
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema() AND table_catalog = current_database()",
+            # DuckDB's own catalog function: half the cost of information_schema
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND NOT temporary "
+            "AND database_name = current_database() AND schema_name = current_schema()",
         )
 
 
