@@ -31,7 +31,13 @@ from pydantic import BaseModel, ConfigDict
 from mir.errors import MirUserError
 from mir.evals.domain import EvalReport, SuiteResult
 from mir.evals.reports import failed_assertions
-from mir.storage import Migration, is_lock_conflict, migrate, retrying_while_locked
+from mir.storage import (
+    Migration,
+    UnknownMigrationError,
+    is_lock_conflict,
+    migrate,
+    retrying_while_locked,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -184,7 +190,7 @@ class EvalHistory:
         stored): a busy or damaged history must never cost the run its report."""
         try:
             self.record(report, origin=origin)
-        except EvalHistoryError as exc:
+        except (EvalHistoryError, UnknownMigrationError) as exc:  # or a newer mir's file
             return f"eval history not recorded: {exc}"
         return None
 

@@ -243,3 +243,14 @@ def test_a_cache_from_a_newer_mir_is_turned_off_with_one_warning(tmp_path):
     assert cache.get("k") is None and cache.get("k") is None  # best effort: a miss
     assert not cache.enabled
     assert len(warnings) == 1 and "'0099_future'" in warnings[0]
+
+
+def test_an_eval_history_from_a_newer_mir_is_a_warning_not_a_lost_report(tmp_path):
+    path = tmp_path / "evals.duckdb"
+    history = EvalHistory(path)
+    history.record(_report({"a": True}))
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO _mir_migrations VALUES ('evals', '0099_future', '2030-01-01')")
+    con.close()
+    warning = history.try_record(_report({"a": True}))
+    assert warning and "'0099_future'" in warning and str(path) in warning
