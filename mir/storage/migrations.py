@@ -100,7 +100,8 @@ def _legacy(con: Any, dialect: _Dialect, names: Sequence[str]) -> dict[str, str]
         return {}
     rows = con.execute(f"SELECT name, CAST(applied_at AS TEXT) FROM {LEGACY_TABLE}").fetchall()
     wanted = set(names)
-    return {name: str(at) for name, at in rows if name in wanted}
+    # a record without a time keeps its place as applied; it is given this run's time
+    return {name: "" if at is None else str(at) for name, at in rows if name in wanted}
 
 
 def _check_known(

@@ -185,3 +185,14 @@ def test_two_processes_migrating_at_once_apply_each_step_once(tmp_path, kind):
     con = opener(kind, path)()
     assert sorted(r[0] for r in con.execute("SELECT x FROM hits").fetchall()) == [1, 2]
     assert recorded(con, "race") == ["0001_hits", "0002_slow", "0003_more"]
+
+
+def test_an_older_record_without_a_time_still_counts_as_applied(db):
+    _, connect = db
+    con = connect()
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at VARCHAR)")
+    con.execute(STEPS[0].apply)
+    con.execute("INSERT INTO _migrations VALUES ('0001_a', NULL)")
+    assert migrate(con, "thing", STEPS) == ["0002_b", "0003_a_z"]  # 0001 not run again
+    at = con.execute("SELECT applied_at FROM _mir_migrations WHERE name = '0001_a'").fetchone()
+    assert at[0] and at[0] != "None"
