@@ -15,7 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from mir.contracts import AgentContract, load_contract
-from mir.drift import rows, storage
+from mir.drift import rows, storage, tables
 from mir.drift.domain import (
     AgentDrift,
     DriftReport,
@@ -305,7 +305,7 @@ def measure(
     stored = False
     with (
         TraceStore.for_project(proj) as traces,
-        traces.analysis(write=store) as (con, events, writable),
+        traces.analysis(write=store, tables=tables.TABLES) as (con, events, writable),
     ):
         if writable:  # parse the final events stored since the last run, once (rows.py)
             rows.ingest(con)

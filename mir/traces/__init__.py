@@ -6,6 +6,7 @@ from mir.traces.domain import (
     UNFINISHED,
     ChainBreak,
     CompactionResult,
+    EventsSql,
     FlowSource,
     FlowStatus,
     FlowSummary,
@@ -28,7 +29,7 @@ from mir.traces.queries import (
 )
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.sources import FlowFilter, production_finals
-from mir.traces.store import EventsSql, TraceStore
+from mir.traces.store import TraceStore
 from mir.traces.wording import flow_review_lines
 
 __all__ = [

@@ -23,7 +23,6 @@ MIR = Path(__file__).resolve().parents[2] / "mir"
 # Circles other work removes; the merge that removes one empties its line here. Each
 # entry is the circle's set of modules.
 KNOWN: set[frozenset[str]] = {
-    frozenset({"mir.traces.sources", "mir.traces.store"}),  # the trace store's split
     frozenset({"mir.inbox.app", "mir.inbox.flows"}),  # the review inbox's split
 }
 
