@@ -30,7 +30,9 @@ class FakeSource:
             parts = path[:-3].split("/")
             is_package = parts[-1] == "__init__"
             module = ".".join(parts[:-1] if is_package else parts)
-            entries.append(SourceFile(path, module, is_package, (self.version, len(text))))
+            # identity(): (dev, ino, size, mtime_ns, ctime_ns), the version standing for mtime
+            signature = (0, 0, len(text), self.version, 0)
+            entries.append(SourceFile(path, module, is_package, signature))
         caps = sorted({path.split("/")[1] for path in self.files if path.count("/") >= 2})
         return Layout(
             "app",
