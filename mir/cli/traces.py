@@ -340,6 +340,8 @@ def _print_reviews(events: list[TraceEvent]) -> None:
 
 def render_reviews(audit: Any) -> None:
     out = console()
+    for notice in audit.notes:
+        out.print(f"note: {notice}", markup=False, highlight=False)
     for item in audit.findings:
         where = f" (event {item.seq})" if item.seq >= 0 else ""
         out.print(

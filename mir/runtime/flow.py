@@ -23,6 +23,7 @@ from mir.inference import (
     ShedError,
 )
 from mir.models import RegistryError, Resolved
+from mir.runtime.approvals import approvals_record
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances, Verdict
@@ -124,7 +125,12 @@ class DecisionFlow:
                 reasons=reasons,
                 provider=state.provider,
                 model=state.model,
-                data={"decision": decision, "status_ok": status_ok, "reasons": reasons},
+                data={
+                    "decision": decision,
+                    "status_ok": status_ok,
+                    "reasons": reasons,
+                    "approvals": approvals_record(self.parts.contract),
+                },
             )
             tail.rec.flush()  # a later process resumes the flow from these events
             return tail.record("pending_review", reasons, decision)

@@ -6,8 +6,13 @@ a signature proves a review was made with the reviewer's key even when someone r
 the store and its chain. Each review event is judged (``mir.reviewers.judge_review``):
 ``unsigned`` (only where the action requires signatures), ``unknown_reviewer``,
 ``wrong_key``, ``forged``; and a flow that executed on fewer valid approvals than its
-action requires is ``short``. An action's rule is read from the contract as it is now
-(committed, reviewed), never from the trace, which an attacker may have rewritten.
+action requires is ``short``.
+
+A flow is held to the approvals rules its pending event recorded when it was decided
+(``approvals``), so a rule added to the contract later does not flag older flows; a flow
+recorded before decisions kept them is held to the contract as it is now (counted in
+``by_today``). The recorded rules are as trustworthy as the store: the hash chain, not a
+signature, shows they were not lowered since.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mir.contracts import AgentContract, load_contract
+from mir.contracts import AgentContract, Approvals, load_contract
 from mir.errors import MirUserError
 from mir.project import Project
 from mir.reviewers import has_roster, judge_review, load_reviewers
-from mir.runtime.approvals import Rule, effective, rule_for
+from mir.runtime.approvals import Rule, effective, recorded_approvals, rule_for, rule_from
+from mir.runtime.review_cache import ReviewCache
 
 
 @dataclass(frozen=True)
@@ -39,11 +45,23 @@ class ReviewFinding:
 class ReviewAudit:
     reviews: int = 0  # review events judged
     signed: int = 0  # of them, carrying a signature
+    by_today: int = 0  # flows decided before the approvals rule was recorded in the trace
+    cache_problem: str | None = None  # why reviews judged ok before were not remembered
     findings: list[ReviewFinding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def notes(self) -> list[str]:
+        notes = [self.cache_problem] if self.cache_problem else []
+        if self.by_today:
+            notes.append(
+                f"{self.by_today} flow(s) were decided before flows recorded their approvals "
+                "rules: held to the contract as it is now"
+            )
+        return notes
 
 
 _QUERY = """
@@ -57,7 +75,10 @@ final AS (SELECT flow_id, arg_max(status, seq) AS status FROM ev
           WHERE step = 'final' GROUP BY flow_id),
 review AS (SELECT flow_id, agent, seq, data FROM ev WHERE step = 'review')
 SELECT f.flow_id, coalesce(r.agent, '?'), r.seq, r.data, p.data, s.contract,
-       s.requested_by, fin.status
+       s.requested_by, fin.status, json_extract_string(r.data, '$.by'),
+       json_extract_string(r.data, '$.verdict'),
+       coalesce(json_extract_string(r.data, '$.signature'), '') <> '',
+       p.data IS NOT NULL AND json_extract(p.data, '$.approvals') IS NULL
 FROM (SELECT flow_id FROM pending UNION SELECT flow_id FROM review) f
 LEFT JOIN review r USING (flow_id)
 LEFT JOIN pending p USING (flow_id)
@@ -71,47 +92,46 @@ WHERE = "step IN ('snapshot', 'review', 'final') OR status = 'pending_review'"
 
 def audit_reviews(project: Project, store: Any, *, full: bool = False) -> ReviewAudit:
     """Judge every review event in ``store`` (a ``TraceStore``). A review judged ``ok``
-    before, under the same reviewers.toml and contract, and unchanged since (the sha256
-    of its flow id, pending decision and review event), is not verified again unless
-    ``full``: one Ed25519 verification costs ~0.1-0.2 ms here."""
+    before, under the same reviewers.toml and contract, and unchanged since, is not
+    verified again unless ``full`` (one Ed25519 verification costs ~0.1-0.2 ms here): the
+    cache's tags are keyed by the verifying user's secret (``review_cache``)."""
     audit = ReviewAudit()
     reviewers = load_reviewers(project.root)
     declared = has_roster(project.root)
     roster = _file_hash(project.root / "reviewers.toml")
     contracts: dict[str, tuple[AgentContract | None, str]] = {}
-    seen = {} if full else _read_checked(project.state_dir)
-    checked: list[str] = []
+    cache = ReviewCache(project.state_dir, full=full)
+    audit.cache_problem = cache.problem
     with store.analysis() as (con, events, _):
         rows = con.execute(_QUERY.format(events=events(WHERE))).fetchall()
     flow: dict[str, Any] = {}
-    for flow_id, agent, seq, review, pending, ref, requested_by, final in rows:
+    for row in rows:
+        flow_id, agent, seq, review, pending, ref, requested_by, final = row[:8]
+        by, verdict, signed, unrecorded = row[8:]
         if flow.get("id") != flow_id:
-            _close(flow, audit, seen, checked)
+            _close(flow, audit, cache)
             contract, contract_hash = _contract(project.root, ref, contracts)
             flow = {
                 "id": flow_id, "agent": agent, "approved": [], "rule": None, "final": final,
                 "requested_by": requested_by, "contract": contract, "pending": pending,
-                "keys": [], "base": f"{roster}:{contract_hash}:{flow_id}:{requested_by}",
+                "tags": [], "base": f"{roster}:{contract_hash}:{flow_id}:{requested_by}",
             }  # fmt: skip
+            audit.by_today += bool(unrecorded)
         if review is None:
             continue
         audit.reviews += 1
-        key = hashlib.sha256(f"{flow['base']}\0{pending}\0{review}".encode()).hexdigest()
-        flow["keys"].append(key)
-        known = seen.get(key)
-        if known is not None:  # judged ok before, unchanged since
-            by, verdict, signed = known
-            audit.signed += signed == "1"
+        tag = cache.tag(f"{flow['base']}\0{pending}\0{review}")
+        flow["tags"].append(tag)
+        if tag in cache:  # judged ok before, unchanged since
+            audit.signed += bool(signed)
             if verdict == "approve":
                 flow["approved"].append(by)
             continue
         data = json.loads(review)
-        by = str(data.get("by"))
-        if _judge(flow, seq, data, audit, reviewers, declared) and by in reviewers:
-            signed = "1" if data.get("signature") else "0"
-            checked.append(f"{key}\t{by}\t{data.get('verdict')}\t{signed}")
-    _close(flow, audit, seen, checked)
-    _write_checked(project.state_dir, checked, reset=full)
+        if _judge(flow, seq, data, audit, reviewers, declared) and str(data.get("by")) in reviewers:
+            cache.add(tag)
+    _close(flow, audit, cache)
+    cache.write()
     return audit
 
 
@@ -120,35 +140,6 @@ def _file_hash(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
     except OSError:
         return "-"
-
-
-CHECKED = Path("reviews") / "verified.txt"
-
-
-def _read_checked(state_dir: Path) -> dict[str, tuple[str, ...]]:
-    """Reviews (and flows) judged ok before: key -> (reviewer, verdict, signed)."""
-    try:
-        text = (state_dir / CHECKED).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    found: dict[str, tuple[str, ...]] = {}
-    for line in text.splitlines():
-        key, *rest = line.split("\t")
-        if len(rest) == 3 or (key.startswith("F") and not rest):
-            found[key] = tuple(rest)
-    return found
-
-
-def _write_checked(state_dir: Path, keys: list[str], *, reset: bool) -> None:
-    if not keys and not reset:
-        return
-    path = state_dir / CHECKED
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w" if reset else "a", encoding="ascii") as out:
-            out.write("".join(f"{key}\n" for key in keys))
-    except OSError:
-        pass  # a read-only state folder: the next verify checks them again
 
 
 def _contract(
@@ -173,13 +164,27 @@ def _decision(flow: dict[str, Any]) -> dict[str, Any] | None:
     return flow["decision"]
 
 
+def _recorded(flow: dict[str, Any]) -> dict[str, Approvals] | None:
+    """The approvals rules the flow's pending event recorded when it was decided."""
+    if "recorded" not in flow:
+        parsed = json.loads(flow["pending"]) if flow.get("pending") else {}
+        flow["recorded"] = recorded_approvals(parsed) if isinstance(parsed, dict) else None
+    return flow["recorded"]
+
+
 def _rule(flow: dict[str, Any], correction: Any, declared: bool) -> Rule | None:
+    """The rule the flow is held to: the one recorded when it was decided, or for a flow
+    recorded before decisions kept it, the contract's rule of today."""
     contract, decision = flow.get("contract"), _decision(flow)
     if contract is None or decision is None:
         return None
     field_name = contract.decision.action_field
     target = effective(decision, correction if isinstance(correction, dict) else None)
-    return rule_for(contract, [decision.get(field_name), target.get(field_name)], declared)
+    actions = [decision.get(field_name), target.get(field_name)]
+    recorded = _recorded(flow)
+    if recorded is not None:
+        return rule_from(recorded, actions, declared)
+    return rule_for(contract, actions, declared)
 
 
 def _judge(
@@ -216,19 +221,16 @@ def _judge(
     return False
 
 
-def _close(
-    flow: dict[str, Any], audit: ReviewAudit, seen: dict[str, Any], checked: list[str]
-) -> None:
+def _close(flow: dict[str, Any], audit: ReviewAudit, cache: ReviewCache) -> None:
     """The flow-level check: executed on enough valid approvals (cached like reviews)."""
     if not flow or flow.get("final") != "executed":
         return
-    key = hashlib.sha256(f"{flow['base']}\0{flow['pending']}\0{flow['keys']}".encode())
-    digest = "F" + key.hexdigest()
-    if digest in seen:
+    tag = cache.tag(f"F{flow['base']}\0{flow['pending']}\0{flow['tags']}")
+    if tag in cache:
         return
     rule: Rule | None = flow.get("rule") or _rule(flow, None, True)
     if rule is None:
-        checked.append(digest)
+        cache.add(tag)
         return
     valid = {by for by in flow["approved"] if by != flow.get("requested_by")}
     if len(valid) < rule.count:
@@ -243,4 +245,4 @@ def _close(
             )
         )
     else:
-        checked.append(digest)
+        cache.add(tag)
