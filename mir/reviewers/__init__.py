@@ -1,6 +1,8 @@
 """Who may review: declared reviewers (``reviewers.toml``), their Ed25519 keys, signed
 review statements, and web logins (public interface)."""
 
+from mir.reviewers.batch import Check as SignatureCheck
+from mir.reviewers.batch import verify_many, worth_workers
 from mir.reviewers.domain import (
     Reviewer,
     Statement,
@@ -37,6 +39,7 @@ __all__ = [
     "KEY_FILE_ENV",
     "Finding",
     "Reviewer",
+    "SignatureCheck",
     "SignedReview",
     "SigningKey",
     "Statement",
@@ -60,6 +63,8 @@ __all__ = [
     "roster_path",
     "set_password",
     "sign_review",
+    "verify_many",
     "verify_signature",
+    "worth_workers",
     "write_private_key",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,15 @@ from typing import Any
 from mir.contracts import AgentContract, Approvals, load_contract
 from mir.errors import MirUserError
 from mir.project import Project
-from mir.reviewers import has_roster, judge_review, load_reviewers
+from mir.reviewers import (
+    SignatureCheck,
+    canonical_json,
+    has_roster,
+    judge_review,
+    load_reviewers,
+    verify_many,
+    worth_workers,
+)
 from mir.runtime.approvals import Rule, effective, recorded_approvals, rule_for, rule_from
 from mir.runtime.review_cache import ReviewCache
 
@@ -78,7 +87,7 @@ SELECT f.flow_id, coalesce(r.agent, '?'), r.seq, r.data, p.data, s.contract,
        s.requested_by, fin.status, json_extract_string(r.data, '$.by'),
        json_extract_string(r.data, '$.verdict'),
        coalesce(json_extract_string(r.data, '$.signature'), '') <> '',
-       p.data IS NOT NULL AND json_extract(p.data, '$.approvals') IS NULL
+       CAST(json_extract(p.data, '$.approvals') AS VARCHAR)
 FROM (SELECT flow_id FROM pending UNION SELECT flow_id FROM review) f
 LEFT JOIN review r USING (flow_id)
 LEFT JOIN pending p USING (flow_id)
@@ -104,10 +113,12 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
     audit.cache_problem = cache.problem
     with store.analysis() as (con, events, _):
         rows = con.execute(_QUERY.format(events=events(WHERE))).fetchall()
+    tags, parsed, verified = _prepare(project.root, rows, roster, contracts, cache, reviewers)
     flow: dict[str, Any] = {}
-    for row in rows:
+    memo: dict[str, Any] = {}  # recorded approvals rules, by their text
+    for i, row in enumerate(rows):
         flow_id, agent, seq, review, pending, ref, requested_by, final = row[:8]
-        by, verdict, signed, unrecorded = row[8:]
+        by, verdict, signed, recorded = row[8:]
         if flow.get("id") != flow_id:
             _close(flow, audit, cache)
             contract, contract_hash = _contract(project.root, ref, contracts)
@@ -115,24 +126,60 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
                 "id": flow_id, "agent": agent, "approved": [], "rule": None, "final": final,
                 "requested_by": requested_by, "contract": contract, "pending": pending,
                 "tags": [], "base": f"{roster}:{contract_hash}:{flow_id}:{requested_by}",
+                "recorded": recorded, "memo": memo, "rules": {},
             }  # fmt: skip
-            audit.by_today += bool(unrecorded)
+            audit.by_today += pending is not None and recorded is None
         if review is None:
             continue
         audit.reviews += 1
-        tag = cache.tag(f"{flow['base']}\0{pending}\0{review}")
+        tag = tags[i]
         flow["tags"].append(tag)
         if tag in cache:  # judged ok before, unchanged since
             audit.signed += bool(signed)
             if verdict == "approve":
                 flow["approved"].append(by)
             continue
-        data = json.loads(review)
-        if _judge(flow, seq, data, audit, reviewers, declared) and str(data.get("by")) in reviewers:
+        data = parsed.get(i) or json.loads(review)
+        ok = _judge(flow, seq, data, audit, reviewers, declared, verified)
+        if ok and str(data.get("by")) in reviewers:
             cache.add(tag)
     _close(flow, audit, cache)
     cache.write()
     return audit
+
+
+def _prepare(
+    root: Path,
+    rows: list[Any],
+    roster: str,
+    contracts: dict[str, tuple[AgentContract | None, str]],
+    cache: ReviewCache,
+    reviewers: dict[str, Any],
+) -> tuple[list[str], dict[int, Any], Container[SignatureCheck]]:
+    """Each review row's cache tag; the reviews not cached, parsed; and, when there are
+    enough of them to be worth the workers, the signatures verified over every core."""
+    tags = [""] * len(rows)
+    parsed: dict[int, Any] = {}
+    checks: list[SignatureCheck] = []
+    for i, (flow_id, _, _, review, pending, ref, requested_by, *_, signed, _) in enumerate(rows):
+        if review is None:
+            continue
+        contract_hash = _contract(root, ref, contracts)[1]
+        base = f"{roster}:{contract_hash}:{flow_id}:{requested_by}"
+        tags[i] = tag = cache.tag(f"{base}\0{pending}\0{review}")
+        if tag in cache or not signed:
+            continue
+        parsed[i] = json.loads(review)
+    if not worth_workers(len(parsed)):
+        return tags, parsed, ()
+    for data in parsed.values():
+        statement = data.get("statement") if isinstance(data, dict) else None
+        if isinstance(statement, dict) and isinstance(data.get("signature"), str):
+            reviewer = reviewers.get(statement.get("reviewer"))
+            if reviewer is not None:
+                message = canonical_json(statement)
+                checks.append((reviewer.public_key, message, data["signature"]))
+    return tags, parsed, {c for c, ok in zip(checks, verify_many(checks), strict=True) if ok}
 
 
 def _file_hash(path: Path) -> str:
@@ -165,11 +212,14 @@ def _decision(flow: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _recorded(flow: dict[str, Any]) -> dict[str, Approvals] | None:
-    """The approvals rules the flow's pending event recorded when it was decided."""
-    if "recorded" not in flow:
-        parsed = json.loads(flow["pending"]) if flow.get("pending") else {}
-        flow["recorded"] = recorded_approvals(parsed) if isinstance(parsed, dict) else None
-    return flow["recorded"]
+    """The approvals rules the flow's pending event recorded when it was decided (parsed
+    once per distinct text: flows of one contract version share it)."""
+    text, memo = flow["recorded"], flow["memo"]
+    if text is None:
+        return None
+    if text not in memo:
+        memo[text] = recorded_approvals({"approvals": json.loads(text)})
+    return memo[text]
 
 
 def _rule(flow: dict[str, Any], correction: Any, declared: bool) -> Rule | None:
@@ -180,11 +230,18 @@ def _rule(flow: dict[str, Any], correction: Any, declared: bool) -> Rule | None:
         return None
     field_name = contract.decision.action_field
     target = effective(decision, correction if isinstance(correction, dict) else None)
-    actions = [decision.get(field_name), target.get(field_name)]
+    actions = (decision.get(field_name), target.get(field_name))
+    key = (actions, declared) if all(isinstance(a, str | None) for a in actions) else None
+    if key is not None and key in flow["rules"]:
+        return flow["rules"][key]
     recorded = _recorded(flow)
     if recorded is not None:
-        return rule_from(recorded, actions, declared)
-    return rule_for(contract, actions, declared)
+        rule = rule_from(recorded, actions, declared)
+    else:
+        rule = rule_for(contract, actions, declared)
+    if key is not None:
+        flow["rules"][key] = rule
+    return rule
 
 
 def _judge(
@@ -194,6 +251,7 @@ def _judge(
     audit: ReviewAudit,
     reviewers: dict[str, Any],
     declared: bool,
+    verified: Container[SignatureCheck] = (),
 ) -> bool:
     """Judge one review; True when it is ok (and may be skipped next time)."""
     if data.get("verdict") not in ("approve", "reject") or "by" not in data:
@@ -211,7 +269,7 @@ def _judge(
             flow["approved"].append(by)
         return True
     finding, detail = judge_review(
-        data, flow_id=flow["id"], decision=_decision(flow), reviewers=reviewers
+        data, flow_id=flow["id"], decision=_decision(flow), reviewers=reviewers, verified=verified
     )
     if finding == "ok":
         if data.get("verdict") == "approve":

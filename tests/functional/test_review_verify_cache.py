@@ -96,3 +96,21 @@ def test_the_secret_is_private_and_one_others_may_read_is_not_trusted(
     assert done.returncode == 1 and named(done, forged)
     said = " ".join(done.stdout.split())
     assert "verify-cache.key is not trusted (others may read or write it)" in said
+
+
+def test_signatures_verified_over_workers_are_judged_as_one_after_the_other(
+    run_mir, app, forged, tmp_path, monkeypatch
+):
+    from mir.reviewers import batch
+
+    good = pending(run_mir, app)
+    assert approve(run_mir, app, good, "ana", tmp_path / "keys" / "ana.key").returncode == 0
+    project = load_project_at(app)
+    found = []
+    for workers in (1, 2):
+        monkeypatch.setattr(batch, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(batch, "workers", lambda workers=workers: workers)
+        with TraceStore.for_project(project) as store:
+            audit = review_audit.audit_reviews(project, store, full=True)
+        found.append((audit.reviews, audit.signed, [(f.flow_id, f.kind) for f in audit.findings]))
+    assert found[0] == found[1] == (2, 2, [(forged, "forged"), (forged, "short")])
