@@ -73,21 +73,22 @@ class ReviewAudit:
         return notes
 
 
+# One JSON parse per document: each json_extract call parses its input again.
 _QUERY = """
 WITH ev AS ({events}),
 pending AS (SELECT flow_id, arg_max(data, seq) AS data FROM ev
             WHERE status = 'pending_review' GROUP BY flow_id),
-snap AS (SELECT flow_id, any_value(json_extract_string(data, '$.contract')) AS contract,
-                any_value(json_extract_string(data, '$.requested_by')) AS requested_by
+snap AS (SELECT flow_id,
+                any_value(json_extract_string(data, ['$.contract', '$.requested_by'])) AS j
          FROM ev WHERE step = 'snapshot' GROUP BY flow_id),
 final AS (SELECT flow_id, arg_max(status, seq) AS status FROM ev
           WHERE step = 'final' GROUP BY flow_id),
-review AS (SELECT flow_id, agent, seq, data FROM ev WHERE step = 'review')
-SELECT f.flow_id, coalesce(r.agent, '?'), r.seq, r.data, p.data, s.contract,
-       s.requested_by, fin.status, json_extract_string(r.data, '$.by'),
-       json_extract_string(r.data, '$.verdict'),
-       coalesce(json_extract_string(r.data, '$.signature'), '') <> '',
-       CAST(json_extract(p.data, '$.approvals') AS VARCHAR)
+review AS (SELECT flow_id, agent, seq, data,
+                  json_extract_string(data, ['$.by', '$.verdict', '$.signature']) AS j
+           FROM ev WHERE step = 'review')
+SELECT f.flow_id, coalesce(r.agent, '?'), r.seq, r.data, p.data, s.j[1], s.j[2],
+       fin.status, r.j[1], r.j[2], coalesce(r.j[3], '') <> '',
+       p.data IS NOT NULL AND position('"approvals":' IN p.data) = 0
 FROM (SELECT flow_id FROM pending UNION SELECT flow_id FROM review) f
 LEFT JOIN review r USING (flow_id)
 LEFT JOIN pending p USING (flow_id)
@@ -118,7 +119,7 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
     memo: dict[str, Any] = {}  # recorded approvals rules, by their text
     for i, row in enumerate(rows):
         flow_id, agent, seq, review, pending, ref, requested_by, final = row[:8]
-        by, verdict, signed, recorded = row[8:]
+        by, verdict, signed, unrecorded = row[8:]
         if flow.get("id") != flow_id:
             _close(flow, audit, cache)
             contract, contract_hash = _contract(project.root, ref, contracts)
@@ -126,9 +127,9 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
                 "id": flow_id, "agent": agent, "approved": [], "rule": None, "final": final,
                 "requested_by": requested_by, "contract": contract, "pending": pending,
                 "tags": [], "base": f"{roster}:{contract_hash}:{flow_id}:{requested_by}",
-                "recorded": recorded, "memo": memo, "rules": {},
+                "memo": memo, "rules": {},
             }  # fmt: skip
-            audit.by_today += pending is not None and recorded is None
+            audit.by_today += bool(unrecorded)
         if review is None:
             continue
         audit.reviews += 1
@@ -203,22 +204,28 @@ def _contract(
     return cache[ref]
 
 
-def _decision(flow: dict[str, Any]) -> dict[str, Any] | None:
-    if "decision" not in flow:
+def _parsed(flow: dict[str, Any]) -> dict[str, Any]:
+    """The flow's pending event data, parsed once."""
+    if "parsed" not in flow:
         parsed = json.loads(flow["pending"]) if flow.get("pending") else {}
-        decision = parsed.get("decision") if isinstance(parsed, dict) else None
-        flow["decision"] = decision if isinstance(decision, dict) else None
-    return flow["decision"]
+        flow["parsed"] = parsed if isinstance(parsed, dict) else {}
+    return flow["parsed"]
+
+
+def _decision(flow: dict[str, Any]) -> dict[str, Any] | None:
+    decision = _parsed(flow).get("decision")
+    return decision if isinstance(decision, dict) else None
 
 
 def _recorded(flow: dict[str, Any]) -> dict[str, Approvals] | None:
-    """The approvals rules the flow's pending event recorded when it was decided (parsed
-    once per distinct text: flows of one contract version share it)."""
-    text, memo = flow["recorded"], flow["memo"]
-    if text is None:
+    """The approvals rules the flow's pending event recorded when it was decided (checked
+    once per distinct record: flows of one contract version share it)."""
+    found = _parsed(flow).get("approvals")
+    if not isinstance(found, dict):
         return None
+    text, memo = json.dumps(found, sort_keys=True), flow["memo"]
     if text not in memo:
-        memo[text] = recorded_approvals({"approvals": json.loads(text)})
+        memo[text] = recorded_approvals({"approvals": found})
     return memo[text]
 
 
