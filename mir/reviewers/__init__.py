@@ -24,6 +24,7 @@ from mir.reviewers.logins import check_login, has_login, logins_path, set_passwo
 from mir.reviewers.roster import (
     FILE_NAME,
     add_reviewer,
+    declared_roles,
     describe,
     has_roster,
     load_reviewers,
@@ -47,6 +48,7 @@ __all__ = [
     "canonical_json",
     "check_login",
     "decision_digest",
+    "declared_roles",
     "default_key_path",
     "describe",
     "generate_key",
