@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mir.contracts import AgentContract, Approvals, load_contract
-from mir.errors import MirUserError
+from mir.contracts import Approvals, RecordedContracts
 from mir.project import Project
 from mir.reviewers import (
     SignatureCheck,
@@ -109,12 +108,12 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
     reviewers = load_reviewers(project.root)
     declared = has_roster(project.root)
     roster = _file_hash(project.root / "reviewers.toml")
-    contracts: dict[str, tuple[AgentContract | None, str]] = {}
+    contracts = RecordedContracts(project.root)
     cache = ReviewCache(project.state_dir, full=full)
     audit.cache_problem = cache.problem
     with store.analysis() as (con, events, _):
         rows = con.execute(_QUERY.format(events=events(WHERE))).fetchall()
-    tags, parsed, verified = _prepare(project.root, rows, roster, contracts, cache, reviewers)
+    tags, parsed, verified = _prepare(rows, roster, contracts, cache, reviewers)
     flow: dict[str, Any] = {}
     memo: dict[str, Any] = {}  # recorded approvals rules, by their text
     for i, row in enumerate(rows):
@@ -122,7 +121,7 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
         by, verdict, signed, unrecorded = row[8:]
         if flow.get("id") != flow_id:
             _close(flow, audit, cache)
-            contract, contract_hash = _contract(project.root, ref, contracts)
+            contract, contract_hash = contracts.get(ref), contracts.digest(ref)
             flow = {
                 "id": flow_id, "agent": agent, "approved": [], "rule": None, "final": final,
                 "requested_by": requested_by, "contract": contract, "pending": pending,
@@ -150,10 +149,9 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
 
 
 def _prepare(
-    root: Path,
     rows: list[Any],
     roster: str,
-    contracts: dict[str, tuple[AgentContract | None, str]],
+    contracts: RecordedContracts,
     cache: ReviewCache,
     reviewers: dict[str, Any],
 ) -> tuple[list[str], dict[int, Any], Container[SignatureCheck]]:
@@ -165,7 +163,7 @@ def _prepare(
     for i, (flow_id, _, _, review, pending, ref, requested_by, *_, signed, _) in enumerate(rows):
         if review is None:
             continue
-        contract_hash = _contract(root, ref, contracts)[1]
+        contract_hash = contracts.digest(ref)
         base = f"{roster}:{contract_hash}:{flow_id}:{requested_by}"
         tags[i] = tag = cache.tag(f"{base}\0{pending}\0{review}")
         if tag in cache or not signed:
@@ -188,20 +186,6 @@ def _file_hash(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
     except OSError:
         return "-"
-
-
-def _contract(
-    root: Path, ref: Any, cache: dict[str, tuple[AgentContract | None, str]]
-) -> tuple[AgentContract | None, str]:
-    if not isinstance(ref, str) or not ref:
-        return None, "-"
-    if ref not in cache:
-        path = Path(ref) if Path(ref).is_absolute() else root / ref
-        try:
-            cache[ref] = (load_contract(path), _file_hash(path))
-        except (MirUserError, OSError):
-            cache[ref] = (None, "-")  # a contract gone or broken: no rule to hold reviews to
-    return cache[ref]
 
 
 def _parsed(flow: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mir.contracts import REVIEW_ROOTS, AgentContract, RuleCondition
+from mir.contracts import REVIEW_ROOTS, AgentContract, RuleCondition, json_type
 from mir.errors import did_you_mean
 
 Loc = tuple[str | int, ...]
@@ -188,7 +188,7 @@ def _walk(schema: Mapping[str, Any], parts: list[str], root: str) -> frozenset[s
         types.update([kind] if isinstance(kind, str) else kind if isinstance(kind, list) else [])
         if "const" in node or "enum" in node:
             values = node.get("enum", [node.get("const")])
-            types.update(_json_type(v) for v in values)
+            types.update(json_type(v) for v in values)
     if any(not n.get("type") and "enum" not in n and "const" not in n for n in nodes):
         return frozenset()  # some branch says nothing about its type
     return frozenset(types)
@@ -224,16 +224,6 @@ def _scalar(nodes: list[Mapping[str, Any]]) -> bool:
     """Every branch is a non-object type: a field below it cannot exist."""
     kinds = [n.get("type") for n in nodes]
     return bool(kinds) and all(isinstance(k, str) and k not in ("object", "array") for k in kinds)
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string" if isinstance(value, str) else "null" if value is None else "object"
 
 
 def _is_number(value: Any) -> bool:
