@@ -228,12 +228,13 @@ def render_queue(page: PendingPage) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("flow", "age", "agent", "action"):
         table.add_column(column, no_wrap=True)
-    table.add_column("key fields")
+    table.add_column("key fields", overflow="fold")  # wrapped, never cut with "…"
     table.add_column("waits for")
     table.add_column("expires in", no_wrap=True)
     shown = 12 if console().is_terminal else None
+    sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
     for item in page.items:
-        fields = ", ".join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
+        fields = sep.join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
         left = (
             age((item.expires_at - item.created_at).total_seconds() - item.age_s)
             if item.expires_at is not None
