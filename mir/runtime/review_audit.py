@@ -109,7 +109,7 @@ def audit_reviews(project: Project, store: Any, *, full: bool = False) -> Review
     declared = has_roster(project.root)
     roster = _file_hash(project.root / "reviewers.toml")
     contracts = RecordedContracts(project.root)
-    cache = ReviewCache(project.state_dir, full=full)
+    cache = ReviewCache(project.state_dir, full=full, project_root=project.root)
     audit.cache_problem = cache.problem
     with store.analysis() as (con, events, _):
         rows = con.execute(_QUERY.format(events=events(WHERE))).fetchall()

@@ -54,9 +54,13 @@ def _read_secret(path: Path) -> tuple[bytes | None, str | None]:
     )
 
 
-def cache_secret() -> tuple[bytes | None, str | None]:
-    """The secret (made on first use), or None and why: then nothing is cached."""
+def cache_secret(project_root: Path | None = None) -> tuple[bytes | None, str | None]:
+    """The secret (made on first use), or None and why: then nothing is cached. A state
+    folder inside the project (``XDG_STATE_HOME`` pointed there) is refused: whoever can
+    edit the project could read the secret."""
     path = state_home() / KEY_NAME
+    if project_root is not None and path.resolve().is_relative_to(project_root.resolve()):
+        return None, f"{path} is inside the project: not a secret, every review verified"
     if path.exists() or path.is_symlink():
         return _read_secret(path)
     try:
@@ -76,9 +80,9 @@ def cache_secret() -> tuple[bytes | None, str | None]:
 class ReviewCache:
     """The tags read from ``<state_dir>/reviews/verified.txt`` and the ones to add."""
 
-    def __init__(self, state_dir: Path, *, full: bool) -> None:
+    def __init__(self, state_dir: Path, *, full: bool, project_root: Path | None = None):
         self._path = state_dir / CHECKED
-        self._secret, self.problem = cache_secret()
+        self._secret, self.problem = cache_secret(project_root)
         self._full = full
         self._seen = set() if full or self._secret is None else _read_tags(self._path)
         self._new: list[str] = []
@@ -105,7 +109,10 @@ class ReviewCache:
             return
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            with self._path.open("w" if self._full else "a", encoding="ascii") as out:
+            # never through a link someone put in the project's state folder
+            how = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if self._full else os.O_APPEND)
+            fd = os.open(self._path, how | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "w", encoding="ascii") as out:
                 out.write("".join(f"{tag}\n" for tag in self._new))
         except OSError:
             pass  # a read-only state folder: the next verify checks them again

@@ -114,3 +114,21 @@ def test_signatures_verified_over_workers_are_judged_as_one_after_the_other(
             audit = review_audit.audit_reviews(project, store, full=True)
         found.append((audit.reviews, audit.signed, [(f.flow_id, f.kind) for f in audit.findings]))
     assert found[0] == found[1] == (2, 2, [(forged, "forged"), (forged, "short")])
+
+
+def test_a_state_folder_inside_the_project_or_a_linked_cache_file_is_not_used(
+    run_mir, app, forged, tmp_path
+):
+    inside = {"XDG_STATE_HOME": str(app / ".mir" / "state")}
+    done = run_mir("traces", "verify", cwd=app, env=inside)
+    said = " ".join(done.stdout.split())
+    assert named(done, forged) and "is inside the project: not a secret" in said
+    # the cache file replaced by a link to a file of the user's: never written through
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    (app / CACHE).unlink()
+    (app / CACHE).symlink_to(victim)
+    good = pending(run_mir, app)
+    assert approve(run_mir, app, good, "ana", tmp_path / "keys" / "ana.key").returncode == 0
+    again = run_mir("traces", "verify", cwd=app)
+    assert named(again, forged) and victim.read_text() == "mine\n"
