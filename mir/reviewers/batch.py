@@ -14,7 +14,6 @@ import functools
 import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from mir.reviewers.domain import KEY_PREFIX, PUBLIC_KEY
@@ -83,6 +82,8 @@ def verify_many(checks: Sequence[Check]) -> list[bool]:
         return [verify_one(*check) for check in checks]
     step = -(-len(checks) // workers())
     bounds = [(start, min(start + step, len(checks))) for start in range(0, len(checks), step)]
+    from concurrent.futures import ProcessPoolExecutor  # only when it forks workers
+
     _CHECKS = checks
     try:
         context = multiprocessing.get_context("fork")
