@@ -14,7 +14,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # litellm must never fetch its cost map at run time (no network): use the bundled copy.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: install demo test lint format bench clean browser
+.PHONY: install demo test lint format bench clean browser docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ test: install browser
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# docs/cli.md, the command reference, from the typer app (a test fails when it is stale)
+docs: install
+	$(BIN)/python docs/cli_reference.py
 
 bench: install
 	$(BIN)/python bench/startup.py

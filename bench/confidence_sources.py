@@ -1,4 +1,4 @@
-"""Reported vs token-probability confidence on the support_desk example (issue 10, item 7).
+"""Reported vs token-probability confidence on the support_desk example.
 
 Copies examples/support_desk to a temporary folder, then decides each of its sample
 tickets on the embedded SmolLM2 twice: with the contract as written

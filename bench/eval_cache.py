@@ -1,4 +1,4 @@
-"""The response cache: a fully cached re-run against the uncached run (issue 10, Speed).
+"""The response cache: a fully cached re-run against the uncached run.
 
 Target: a fully cached re-run of a 200-case suite on the embedded llama model takes at
 most 5 % of the uncached run.

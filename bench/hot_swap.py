@@ -1,4 +1,4 @@
-"""Hot swap under load (issue 12, point 6): 4 threads decide continuously while
+"""Hot swap under load: 4 threads decide continuously while
 models.toml promotes version 2; how long does any caller pause because of the swap?
 
 Copies tests/fixtures/runtime/project to a temporary folder, registers two copies of a

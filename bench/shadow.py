@@ -1,4 +1,4 @@
-"""Shadow mode's cost on the production decision's latency (issue 12, speed target: <= 5 %).
+"""Shadow mode's cost on the production decision's latency (target: <= 5 %).
 
 Two copies of the runtime test project decide the same orders on the embedded SmolLM2
 (real llama.cpp), interleaved in one run: one registry has only a production version,

@@ -78,7 +78,7 @@ def time_append(flows: list[list[TraceEvent]], folder: Path) -> tuple[float, flo
 
 
 def create_table(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(MIGRATIONS[0][1])
+    con.execute(MIGRATIONS[0].apply)
 
 
 def time_raw_bulk(flows: list[list[TraceEvent]], folder: Path) -> tuple[float, float]:

@@ -14,7 +14,6 @@ exceptions: they are returned and rendered, and mapped to exit code 1.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 EXIT_OK = 0
@@ -64,10 +63,3 @@ def did_you_mean(value: object, known: Iterable[str], *, cutoff: float = 0.6) ->
 
     close = difflib.get_close_matches(str(value), list(known), n=1, cutoff=cutoff)
     return close[0] if close else None
-
-
-def is_lock_conflict(exc: BaseException) -> bool:
-    """A database error that says another process holds the file (DuckDB: "Could not set
-    lock on file ..."). The file name DuckDB quotes in its message is left out: a project
-    under a folder named "locked" or "blocks" must not turn a torn file into "held open"."""
-    return "lock" in re.sub(r'"[^"]*"', "", str(exc)).lower()

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mir.alerts.channels import AlertSettings, send
+from mir.storage import Migration, ReviewAlertLog, migrate
 
 Kind = Literal["review", "remind"]
 SENT_LOG = "review-alerts.db"
@@ -83,6 +84,17 @@ def wanted(settings: AlertSettings, kind: Kind) -> bool:
     return bool(settings.command or settings.webhook) and kind in settings.on
 
 
+# A log written before the migration runner holds the table already: a no-op there.
+MIGRATIONS = (
+    Migration(
+        "0001_create_sent",
+        "CREATE TABLE IF NOT EXISTS sent (flow_id TEXT NOT NULL, kind TEXT NOT NULL, "
+        "period INTEGER NOT NULL, at_us INTEGER NOT NULL, "
+        "PRIMARY KEY (flow_id, kind, period)) WITHOUT ROWID",
+    ),
+)
+
+
 class SentLog:
     """Which review alerts went out: (flow, kind, period) claimed once, by one process."""
 
@@ -93,11 +105,11 @@ class SentLog:
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS sent (flow_id TEXT NOT NULL, kind TEXT NOT NULL, "
-            "period INTEGER NOT NULL, at_us INTEGER NOT NULL, "
-            "PRIMARY KEY (flow_id, kind, period)) WITHOUT ROWID"
-        )
+        try:
+            migrate(con, "alerts", MIGRATIONS, where=str(self.path))
+        except BaseException:
+            con.close()
+            raise
         return con
 
     def claim(self, items: Sequence[tuple[str, Kind, int]]) -> list[tuple[str, Kind, int]]:
@@ -136,7 +148,7 @@ class SentLog:
 
 def send_review_alerts(
     settings: AlertSettings,
-    log: SentLog,
+    log: ReviewAlertLog[Kind],
     payloads: Sequence[tuple[int, dict[str, Any]]],
 ) -> list[str]:
     """Send each ``(period, payload)`` not sent before (claimed first); notes of failures."""

@@ -38,7 +38,7 @@ class SourceFile(NamedTuple):
     path: str  # relative to the project root, POSIX
     module: str
     is_package: bool
-    signature: tuple[int, int]  # (mtime_ns, size): a cheap "unchanged?" check
+    signature: tuple[int, ...]  # mir.storage.identity: a cheap "unchanged?" check
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class CapabilityDir:
     path: str
     has_init: bool
     intent_path: str | None = None  # the CLAUDE.md, when there is one
+    markdown_bytes: int = 0  # every .md file in the folder (the intent doc included)
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,9 @@ class ProjectSource(Protocol):
 
 
 class ParseCache(Protocol):
-    def digest_for(self, path: str, signature: tuple[int, int]) -> str | None: ...
+    def digest_for(self, path: str, signature: tuple[int, ...]) -> str | None: ...
 
-    def remember(self, path: str, signature: tuple[int, int], digest: str) -> None: ...
+    def remember(self, path: str, signature: tuple[int, ...], digest: str) -> None: ...
 
     def get(self, key: str) -> Parsed | None: ...
 
@@ -170,7 +171,9 @@ def inputs_key(layout: Layout, digests: list[str], source: ProjectSource) -> str
     )
     hasher.update(listing.encode())
     for cap in layout.capabilities:
-        hasher.update(f"{cap.name}|{cap.path}|{cap.has_init}|{cap.intent_path}\n".encode())
+        hasher.update(
+            f"{cap.name}|{cap.path}|{cap.has_init}|{cap.intent_path}|{cap.markdown_bytes}\n".encode()
+        )
         if cap.intent_path is not None:
             hasher.update(source.read(cap.intent_path))
     return hasher.hexdigest()
@@ -206,6 +209,7 @@ def build_model(
             problem=None if result.problem is None else ParseProblem(*result.problem),
             exports=result.exports,
             ignores=result.ignores,
+            size=file.signature[2],  # identity(): (dev, ino, size, mtime_ns, ctime_ns)
         )
     capabilities = {
         cap.name: Capability(
@@ -214,6 +218,7 @@ def build_model(
             path=cap.path,
             intent=source.intent(cap),
             has_init=cap.has_init,
+            markdown_bytes=cap.markdown_bytes,
         )
         for cap in layout.capabilities
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mir.boundaries.report import BaselineEntry
 from mir.errors import ConfigError, UsageError
+from mir.storage import write_atomic
 
 BASELINE_VERSION = 1
 
@@ -72,7 +73,9 @@ class JsonBaselineFile:
                 hint=f"create it first: mkdir -p {folder}, or check the path",
             )
         try:
-            self.path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+            # replaced whole (a crash never leaves a torn committed baseline), through a
+            # symlink to its target as a plain write would
+            write_atomic(self.path.resolve(), json.dumps(payload, indent=2) + "\n")
         except OSError as exc:
             raise UsageError(
                 f"cannot write the baseline: {exc.strerror}", where=self._shown

@@ -2,9 +2,10 @@
 
 Two ``marshal`` files (C-speed load, plain tuples only):
 
-* ``boundaries-index``: path -> (mtime_ns, size, digest), plus the findings of the last
-  run keyed on a digest of *every* input (file digests, intent docs, settings). When a
-  file's stat is unchanged its digest is reused without reading it; when the run digest
+* ``boundaries-index``: path -> (dev, ino, size, mtime_ns, ctime_ns, digest) (a
+  ``mir.storage.DigestCache``), plus the findings of the last run keyed on a digest of
+  *every* input (file digests, intent docs, settings). When a file's identity is
+  unchanged its digest is reused without reading it; when the run digest
   is unchanged the findings are reused without parsing or evaluating anything. It also
   holds the *replay record* (``replay.py``): the digest of the pyproject.toml bytes and
   the settings discovery needs, so an unchanged project is answered without validating
@@ -28,10 +29,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mir.storage import DigestCache, identity, write_atomic
+
 if TYPE_CHECKING:  # a replayed run never looks an entry up: no parser imported
     from mir.boundaries.parsing import Parsed
 
-CACHE_FORMAT = f"mir-lint-7-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"mir-lint-8-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "boundaries-index.marshal"
 ENTRIES_FILE = "boundaries-entries.marshal"
 
@@ -47,8 +50,9 @@ def linter_fingerprint() -> str:
 
 
 def code_fingerprint(tag: str, folders: Iterable[Path]) -> str:
-    """``tag`` plus the name, size and mtime of every ``.py`` file directly in ``folders``:
-    a cache keyed on it is dropped when the code that filled it is edited."""
+    """``tag`` plus the name and identity (``mir.storage.identity``: dev, inode, size,
+    mtime, ctime) of every ``.py`` file directly in ``folders``: a cache keyed on it is
+    dropped when the code that filled it is edited, even with its mtime put back."""
     parts = [tag]
     for folder in folders:
         try:
@@ -57,8 +61,8 @@ def code_fingerprint(tag: str, folders: Iterable[Path]) -> str:
             continue
         for entry in entries:
             if entry.name.endswith(".py"):
-                stat = entry.stat()
-                parts.append(f"{folder.name}/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                ident = ":".join(map(str, identity(entry.stat())))
+                parts.append(f"{folder.name}/{entry.name}:{ident}")
     return "|".join(parts)
 
 
@@ -84,8 +88,6 @@ def _load(path: Path | None) -> Any:
 def _store(path: Path, payload: Any) -> None:
     """Write atomically; a cache that cannot be written (read-only checkout, full disk)
     costs speed, never the lint result."""
-    import tempfile
-
     try:
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,18 +95,9 @@ def _store(path: Path, payload: Any) -> None:
             # `mir init` (which ignores .mir/) must not commit it, nor have pre-commit
             # report the hook as "files were modified"
             (path.parent / ".gitignore").write_text("# Created by mir automatically.\n*\n")
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        write_atomic(path, marshal.dumps((_version(), payload)), mode=0o600)
     except OSError:
         return
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps((_version(), payload)))
-        os.replace(temp, path)
-    except OSError:
-        Path(temp).unlink(missing_ok=True)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 class FileParseCache:
@@ -118,10 +111,9 @@ class FileParseCache:
         )
         # set by the composition before a run: what a replay must check (see replay.py)
         self.config: tuple | None = None
-        self._stats: dict[str, tuple[int, int, str]] = stats
+        self._digests = DigestCache(stats if isinstance(stats, dict) else {})
         self._entries: dict[str, tuple] | None = None if folder else {}
         self._used_entries: set[str] = set()
-        self._used_stats: set[str] = set()
         self._index_dirty = self._entries_dirty = False
 
     def _all_entries(self) -> dict[str, tuple]:
@@ -130,16 +122,11 @@ class FileParseCache:
             self._entries = loaded if isinstance(loaded, dict) else {}
         return self._entries
 
-    def digest_for(self, path: str, signature: tuple[int, int]) -> str | None:
-        known = self._stats.get(path)
-        if known is not None and (known[0], known[1]) == signature:
-            self._used_stats.add(path)
-            return known[2]
-        return None
+    def digest_for(self, path: str, signature: tuple[int, ...]) -> str | None:
+        return self._digests.known(path, signature)
 
-    def remember(self, path: str, signature: tuple[int, int], digest: str) -> None:
-        self._stats[path] = (signature[0], signature[1], digest)
-        self._used_stats.add(path)
+    def remember(self, path: str, signature: tuple[int, ...], digest: str) -> None:
+        self._digests.remember(path, signature, digest)
         self._index_dirty = True
 
     def get(self, key: str) -> Parsed | None:
@@ -180,8 +167,7 @@ class FileParseCache:
 
     def save(self) -> None:
         """Write what this run used (entries of deleted or changed files are dropped)."""
-        if len(self._stats) != len(self._used_stats):
-            self._stats = {path: self._stats[path] for path in self._used_stats}
+        if self._digests.prune():  # files deleted or no longer scanned
             self._index_dirty = True
         # (a run that reused its whole result looked nothing up: keep the entries then)
         entries = self._entries
@@ -189,9 +175,9 @@ class FileParseCache:
             self._entries = {key: entries[key] for key in self._used_entries}
             self._entries_dirty = True
         if self.folder is not None and self._index_dirty:
-            _store(self.folder / INDEX_FILE, (self._stats, self._result, self._replay))
+            _store(self.folder / INDEX_FILE, (self._digests.entries, self._result, self._replay))
             self._index_dirty = False
         if self.folder is not None and self._entries_dirty and self._entries is not None:
             _store(self.folder / ENTRIES_FILE, self._entries)
             self._entries_dirty = False
-        self._used_stats, self._used_entries = set(), set()  # the next run (--watch) marks anew
+        self._used_entries = set()  # the next run (--watch) marks anew (prune reset the digests')

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mir.boundaries.application import CapabilityDir, Layout, SourceFile
 from mir.errors import ConfigError, MirUserError
+from mir.storage import identity
 
 if TYPE_CHECKING:
     from mir.boundaries.model import IntentInfo
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 INTENT_DOC = "CLAUDE.md"
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".mir"}
 _WHERE_LINE = re.compile(r":(\d+)$")
-_FIELD = re.compile(r"^(capability|depends_on|public|forbidden|layers)\s*:", re.MULTILINE)
+_FIELD = re.compile(r"^(capability|depends_on|public|forbidden|layers|layout)\s*:", re.MULTILINE)
 
 
 class Excludes(Protocol):
@@ -75,7 +76,8 @@ class FileSystemSource:
         base = ".".join(base_parts)
         root_prefix = len(str(self.root)) + 1
         files: list[SourceFile] = []
-        found: dict[str, list[bool]] = {}  # capability -> [has python, has __init__, has doc]
+        # capability -> [has python, has __init__, has doc, bytes of its .md files]
+        found: dict[str, list] = {}
         excludes = settings.exclude
         depth = base.count(".") + 1  # dots in a capability's package name
 
@@ -94,12 +96,14 @@ class FileSystemSource:
                         continue
                     inner = capability if capability is not None else name
                     if capability is None:
-                        found.setdefault(name, [False, False, False])
+                        found.setdefault(name, [False, False, False, 0])
                     walk(entry.path, f"{module}.{name}", inner)
                     continue
                 if at_capability_top and name == INTENT_DOC:
                     found[capability][2] = True
                 if not name.endswith(".py"):
+                    if capability is not None and name.endswith(".md"):
+                        found[capability][3] += _markdown_size(entry, _relative, excludes)
                     continue
                 rel = _relative(entry.path)
                 if excludes and _excluded(rel, excludes):
@@ -118,7 +122,7 @@ class FileSystemSource:
                         rel,
                         module if is_package else f"{module}.{name[:-3]}",
                         is_package,
-                        (stat.st_mtime_ns, stat.st_size),
+                        identity(stat),
                     )
                 )
 
@@ -133,8 +137,9 @@ class FileSystemSource:
                 f"{rel_folder}/{name}",
                 has_init,
                 f"{rel_folder}/{name}/{INTENT_DOC}" if has_doc else None,
+                markdown,
             )
-            for name, (has_python, has_init, has_doc) in sorted(found.items())
+            for name, (has_python, has_init, has_doc, markdown) in sorted(found.items())
             if has_python or has_doc
         ]
         return Layout(base, files, capabilities, _local_roots(import_root))
@@ -150,6 +155,7 @@ class FileSystemSource:
 
     def intent(self, capability: CapabilityDir) -> IntentInfo | None:
         from mir.boundaries.model import IntentInfo
+        from mir.boundaries.prose import split_body
         from mir.contracts import load_intent_doc
 
         if capability.intent_path is None:
@@ -162,16 +168,27 @@ class FileSystemSource:
             front = text if end == -1 else text[:end]
             lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _FIELD.finditer(front)}
             doc = load_intent_doc(path)
+            body, body_line = split_body(text)
         except MirUserError as exc:
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
             problems = tuple(
                 (_line_of(where), text) for where, text in getattr(exc, "problems", ())
             )
             return IntentInfo(rel, None, message, _line_of(exc.where), lines, problems)
-        return IntentInfo(rel, doc, None, 1, lines)
+        return IntentInfo(rel, doc, None, 1, lines, body=body, body_line=body_line)
 
 
 _by_name = operator.attrgetter("name")
+
+
+def _markdown_size(entry: os.DirEntry, relative, excludes: list[str]) -> int:
+    """Bytes of a Markdown file of a capability (0 when excluded or unreadable)."""
+    if excludes and _excluded(relative(entry.path), excludes):
+        return 0
+    try:
+        return entry.stat().st_size
+    except OSError:
+        return 0
 
 
 def _line_of(where: str | None) -> int:

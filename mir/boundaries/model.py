@@ -20,6 +20,7 @@ from mir.contracts import LAYERS, IntentDoc
 LAYER_RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 INTERFACE = "interface"  # the capability's __init__: its public interface
 TESTS = "tests"  # tests inside a capability: exempt from layer rules
+FLAT = "flat"  # every module of a capability whose intent doc says `layout: flat`
 
 
 class ParseProblem(NamedTuple):
@@ -53,6 +54,7 @@ class SourceModule:
     problem: ParseProblem | None = None
     exports: tuple[str, ...] | None = None  # public names, for capability __init__ files
     ignores: tuple[tuple[int, tuple[str, ...]], ...] = ()  # ignore comments: (line, codes)
+    size: int = 0  # bytes on disk
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,8 @@ class IntentInfo:
     # every (line, problem) when the front matter has several: a typo and the required
     # key it leaves missing are two findings, never "(+1 more)"
     problems: tuple[tuple[int, str], ...] = ()
+    body: str = ""  # the prose after the front matter
+    body_line: int = 1  # line of the body's first line
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,7 @@ class Capability:
     path: str  # folder, relative to the project root
     intent: IntentInfo | None
     has_init: bool
+    markdown_bytes: int = 0  # every .md file of the folder, the intent doc included
 
     @property
     def doc(self) -> IntentDoc | None:
@@ -125,7 +130,7 @@ class LintModel:
         return name if name in self.capabilities else None
 
     def layer_of(self, module: str) -> str | None:
-        """Layer of a module inside a capability: a name in LAYERS, INTERFACE or TESTS."""
+        """Layer of a module inside a capability: a name in LAYERS, INTERFACE, TESTS or FLAT."""
         try:
             return self._layer_memo[module]
         except KeyError:
@@ -140,14 +145,30 @@ class LintModel:
         if not rest:
             return INTERFACE
         first = rest.split(".", 1)[0]
-        if first in LAYER_RANK:
-            return first
         if first == TESTS:
             return TESTS
         doc = self.capabilities[capability].doc
+        if doc is not None and doc.layout == "flat":
+            return FLAT
+        if first in LAYER_RANK:
+            return first
         if doc is not None and first in doc.layers:
             return doc.layers[first]
-        return "adapters"  # unmapped modules are the outermost layer
+        return "adapters"  # unplaced (MIR205): counted as the outermost layer
+
+    def is_placed(self, module: str) -> bool:
+        """Is this module of a capability in a layer by name, by ``layers:`` or by a
+        flat layout (the interface and tests need no place)? False also when the intent
+        doc is missing or invalid: nothing places it."""
+        capability = self.capability_of(module)
+        if capability is None:
+            return True
+        rest = module[len(self.base) + len(capability) + 2 :]
+        first = rest.split(".", 1)[0]
+        if not rest or first in LAYER_RANK or first == TESTS or not first.isidentifier():
+            return True  # a script (``my-script.py``) can be run, never imported
+        doc = self.capabilities[capability].doc
+        return doc is not None and (doc.layout == "flat" or first in doc.layers)
 
     def is_shared(self, module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in self.shared)

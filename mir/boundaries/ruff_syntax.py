@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mir.storage import identity
+
 if TYPE_CHECKING:  # a replayed run only stats the binary: it never runs ruff
     import subprocess
 
@@ -51,16 +53,17 @@ def ruff_binary() -> str | None:
 
 def checker_tag(binary: str) -> str:
     """Identity of the checker for cache keys (a different ruff may judge differently):
-    its path and stat, so a replay can tell it is unchanged without searching for it."""
-    stat = os.stat(binary)
-    return f"ruff:{binary}:{stat.st_size}:{stat.st_mtime_ns}"
+    its path and file identity (``mir.storage.identity``: a reinstalled binary has a new
+    inode even at the same size and mtime), so a replay can tell it is unchanged
+    without searching for it."""
+    return f"ruff:{binary}:" + ":".join(map(str, identity(os.stat(binary))))
 
 
 def same_ruff(tag: str) -> bool:
     """True when ``tag`` (from ``checker_tag``) still names the installed ruff binary."""
     if not tag.startswith("ruff:"):
         return False
-    binary = tag[len("ruff:") :].rsplit(":", 2)[0]
+    binary = tag[len("ruff:") :].rsplit(":", 5)[0]  # the five identity fields
     try:
         return checker_tag(binary) == tag
     except OSError:

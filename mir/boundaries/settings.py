@@ -54,6 +54,13 @@ class LintSettings(BaseModel):
         default_factory=list,
         description="Glob patterns (relative to the project root, POSIX) of files to skip.",
     )
+    max_capability_tokens: int | None = Field(
+        None,
+        gt=0,
+        description="Report a capability larger than this many tokens (MIR305): the bytes "
+        "of its .py and .md files divided by 4, what one context window must hold to read "
+        "it whole. Off by default.",
+    )
     cache_dir: str = Field(".mir/cache", description="Content-hash cache folder.")
     baseline: str | None = Field(
         None, description="Baseline file used when --baseline is not given."

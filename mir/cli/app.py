@@ -36,8 +36,6 @@ def build_app() -> typer.Typer:
         lint,
         models,
         new,
-        planned,
-        project,
         review,
         reviewers,
         run,
@@ -68,7 +66,6 @@ def build_app() -> typer.Typer:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
     for module in (
-        project,
         new,
         lint,
         run,
@@ -80,7 +77,6 @@ def build_app() -> typer.Typer:
         drift,
         models,
         schema,
-        planned,
     ):
         module.register(app)
     return app

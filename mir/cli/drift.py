@@ -24,6 +24,7 @@ from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
+    from mir.releases import CanaryCheck
 
 PROJECT = project_option()
 FORMAT = format_option()
@@ -81,26 +82,27 @@ def _options(
     )
 
 
-def _tick(report: DriftReport, fmt: str, project: Path | None) -> None:
-    """One `mir drift watch` tick: the drift report, then the canaries' rollback check (a
-    problem with the canaries is a line on stderr, never the end of the watch). Each
-    tick starts with its time (the JSON report carries it as ``at``)."""
-    if fmt != "json":
-        console().print(literal(f"-- check at {report.at:%Y-%m-%d %H:%M:%S} UTC"))
-    render(report, fmt, show_all=False, brief=True)
-    from mir.cli.models_canary import render_check
-    from mir.releases import check_canaries
+def _watch_renderers(fmt: str) -> tuple[Any, Any]:
+    """What each `mir drift watch` tick shows: its time (the JSON report carries it as
+    ``at``) and the brief drift report, then a rollback of a canary, if one was rolled
+    back (a failed canary check is a line on stderr: the watch goes on)."""
 
-    try:
-        result = check_canaries(project)
-    except Exception as exc:  # the breaker keeps watching the agents
-        error_console().print(literal(f"canary check failed: {exc}"))
-        return
-    if result.rolled_back:
-        if fmt == "json":
+    def on_report(report: DriftReport) -> None:
+        if fmt != "json":
+            console().print(literal(f"-- check at {report.at:%Y-%m-%d %H:%M:%S} UTC"))
+        render(report, fmt, show_all=False, brief=True)
+
+    def on_canaries(result: CanaryCheck | None, error: str | None) -> None:
+        from mir.cli.models_canary import render_check
+
+        if result is None:
+            error_console().print(literal(f"canary check failed: {error}"))
+        elif result.rolled_back and fmt == "json":
             console().print_json(result.model_dump_json())
-        else:
+        elif result.rolled_back:
             render_check(result)
+
+    return on_report, on_canaries
 
 
 def register(app: typer.Typer) -> None:
@@ -113,8 +115,8 @@ def register(app: typer.Typer) -> None:
         "--help` lists every option.",
     )
 
-    @drift.command("show", hidden=True, cls=VariadicCommand)
-    def show_command(
+    def measure_command(
+        ctx: typer.Context,
         agents: list[str] | None = AGENTS,
         window: str | None = WINDOW,
         reference: str | None = REFERENCE,
@@ -127,42 +129,26 @@ def register(app: typer.Typer) -> None:
         rubrics: bool = RUBRICS,
         project: Path | None = PROJECT,
     ) -> int:
-        """Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."""
-        from mir.drift import measure
+        """`show` measures; `check` measures and runs the breaker: the same options."""
+        from mir.drift import check, measure, write_html
 
         fmt = chosen_format(fmt, as_json)
-        report = measure(
+        run = check if ctx.info_name == "check" else measure
+        report = run(
             project, agents or [], _options(window, reference, last, reference_last, rubrics)
         )
         render(report, fmt, show_all=show_all)
-        _write_html(report, html)
+        if html is not None:
+            write_html(report, html)
         return 1 if report.past_suspend else 0
 
-    @drift.command("check", cls=VariadicCommand)
-    def check_command(
-        agents: list[str] | None = AGENTS,
-        window: str | None = WINDOW,
-        reference: str | None = REFERENCE,
-        last: int | None = LAST,
-        reference_last: int | None = REFERENCE_LAST,
-        fmt: str | None = FORMAT,
-        as_json: bool = JSON,
-        show_all: bool = ALL,
-        html: Path | None = HTML,
-        rubrics: bool = RUBRICS,
-        project: Path | None = PROJECT,
-    ) -> int:
-        """The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend
-        level, alert ([tool.mir.alerts]); exit 1 when one was past it."""
-        from mir.drift import check
-
-        fmt = chosen_format(fmt, as_json)
-        report = check(
-            project, agents or [], _options(window, reference, last, reference_last, rubrics)
-        )
-        render(report, fmt, show_all=show_all)
-        _write_html(report, html)
-        return 1 if report.past_suspend else 0
+    show_help = "Drift metrics per agent, grouped by kind; exit 1 when one is past a suspend level."
+    drift.command("show", hidden=True, cls=VariadicCommand, help=show_help)(measure_command)
+    check_help = (
+        "The breaker (for cron, CI, a systemd timer): suspend every agent past a suspend\n"
+        "level, alert ([tool.mir.alerts]); exit 1 when one was past it."
+    )
+    drift.command("check", cls=VariadicCommand, help=check_help)(measure_command)
 
     @drift.command("watch", cls=VariadicCommand)
     def watch_command(
@@ -182,18 +168,14 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """A rolling breaker: `check` every --every, in its own process (decisions never
         wait for it)."""
-        from mir.drift import parse_duration, watch
+        from mir.drift import parse_duration
+        from mir.releases import watch_with_canaries
 
         fmt = chosen_format(fmt, as_json)
         period = parse_duration(every, "--every").total_seconds()
         options = _options(window, reference, last, reference_last, rubrics)
-        return watch(
-            project,
-            agents or [],
-            options,
-            period,
-            iterations,
-            lambda report: _tick(report, fmt, project),
+        return watch_with_canaries(
+            project, agents or [], options, period, iterations, *_watch_renderers(fmt)
         )
 
     @drift.command("snapshot")
@@ -238,15 +220,3 @@ def register(app: typer.Typer) -> None:
         render_history(points)
 
     app.add_typer(drift, name="drift")
-
-
-def _write_html(report: DriftReport, target: Path | None) -> None:
-    if target is None:
-        return
-    from mir.cli.drift_html import page
-    from mir.errors import UsageError
-
-    try:
-        target.write_text(page(report), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write --html {target} ({exc.strerror})") from exc

@@ -3,7 +3,6 @@ names never cut, hashes by 12 characters) and a metric's history."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import typer
@@ -13,21 +12,6 @@ from mir.cli.output import console, error_console, literal, print_listing
 if TYPE_CHECKING:
     from mir.drift import DriftReport, HistoryPoint
 
-SPARK = "▁▂▃▄▅▆▇█"
-# A hash in a detail or a likely cause is shown by its first 12 characters (the JSON
-# keeps it whole): 64 characters of hex pushed the metric names out of a 120-column table.
-_HASH = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{8,}\b")
-_COLUMNS = (
-    "metric",
-    "reference",
-    "current",
-    "value",
-    "p",
-    "warn/suspend",
-    "verdict",
-    "histogram ref | cur",
-    "detail",
-)
 _VERDICT_STYLE = {
     "suspend": "bold red",
     "warn": "yellow",
@@ -37,41 +21,6 @@ _VERDICT_STYLE = {
 }
 
 
-def sparkline(values: list[float | None]) -> str:
-    numbers = [v for v in values if v is not None]
-    if not numbers:
-        return ""
-    low, high = min(numbers), max(numbers)
-    span = high - low
-    out = []
-    for v in values:
-        if v is None:
-            out.append(" ")
-        else:
-            out.append(SPARK[int((v - low) / span * (len(SPARK) - 1)) if span else 0])
-    return "".join(out)
-
-
-def short_hashes(text: str) -> str:
-    """``text`` with each long hex hash cut to its first 12 characters."""
-    return _HASH.sub(r"\1", text)
-
-
-def _histogram(shares: list[float]) -> str:
-    if not shares:
-        return ""
-    top = max(shares) or 1.0
-    return "".join(SPARK[min(len(SPARK) - 1, int(s / top * (len(SPARK) - 1)))] for s in shares)
-
-
-def _number(value: float | None, metric: str) -> str:
-    if value is None:
-        return "-"
-    if metric.startswith("rate.") or metric == "limits.hugging":
-        return f"{value:.1%}"
-    return f"{value:.4g}"
-
-
 def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False) -> None:
     if fmt == "json":
         typer.echo(report.model_dump_json(indent=2))
@@ -79,7 +28,15 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
     from rich.table import Table
     from rich.text import Text
 
-    from mir.drift import KINDS
+    from mir.drift import (
+        KINDS,
+        METRIC_COLUMNS,
+        agent_notes,
+        brief_lines,
+        metric_cells,
+        shown_metrics,
+        verdict_words,
+    )
 
     out = console()
     for note in report.notes:
@@ -96,21 +53,17 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
         )
         out.print(head)
         if brief:
-            for metric in agent.tripped("suspend") + agent.tripped("warn"):
-                out.print(literal(f"  {metric.verdict}: {metric.metric} = {metric.value:.4g}"))
+            for line in brief_lines(agent):
+                out.print(literal(line))
             continue
         for kind in KINDS:
-            rows = [
-                m
-                for m in agent.metrics
-                if m.kind == kind and (show_all or m.verdict in ("warn", "suspend"))
-            ]
+            rows = shown_metrics(agent, kind, show_all)
             if not rows:
                 continue
             table = Table(title=f"{kind} drift", title_justify="left", show_edge=False)
             # metric names are never cut (`mir drift history` takes them); the detail folds
             longest = max(len(m.metric) for m in rows)
-            for column in _COLUMNS:
+            for column in METRIC_COLUMNS:
                 if column == "metric":
                     table.add_column(column, no_wrap=True, min_width=longest)
                 elif column == "detail":
@@ -120,64 +73,29 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
                 else:
                     table.add_column(column)
             for m in rows:
-                levels = f"{_number(m.warn, m.metric)}/{_number(m.suspend, m.metric)}"
-                if m.metric.startswith("rate.") or m.metric == "limits.hugging":
-                    levels = f"{_number(m.warn, 'x')}/{_number(m.suspend, 'x')}"
-                table.add_row(
-                    literal(m.metric),
-                    literal(_number(m.reference, m.metric)),
-                    literal(_number(m.current, m.metric)),
-                    literal(_number(m.value, "x")),
-                    literal("-" if m.p_value is None else f"{m.p_value:.2g}"),
-                    literal(levels),
-                    literal(m.verdict.replace("_", " "), _VERDICT_STYLE.get(m.verdict, "")),
-                    literal(
-                        f"{_histogram(m.reference_histogram)} | {_histogram(m.current_histogram)}"
-                        if m.reference_histogram
-                        else ""
-                    ),
-                    literal(short_hashes(m.detail)),
-                )
+                cells = [literal(cell) for cell in metric_cells(m)]
+                cells[6] = literal(verdict_words(m.verdict), _VERDICT_STYLE.get(m.verdict, ""))
+                table.add_row(*cells)
             print_listing(table)
-        if agent.likely_causes:
-            causes = "; ".join(agent.likely_causes)
-            out.print(literal("likely causes: " + short_hashes(causes)))
-        for m in agent.metrics:
-            if m.family == "rubric" and m.verdict == "info" and not show_all:
-                out.print(literal(f"  {m.metric}: {m.detail}"))
-        if verdict == "not_enough_data" and agent.metrics and not show_all:
-            out.print(
-                literal(
-                    f"  {len(agent.metrics)} metrics: not enough data in a window to judge "
-                    "any (--all to list them)"
-                )
-            )
-        elif not show_all and not (agent.tripped("warn") or agent.tripped("suspend")):
-            out.print(literal(f"  {len(agent.metrics)} metrics, none moved (--all to list them)"))
+        for line in agent_notes(agent, show_all):
+            out.print(literal(line))
 
 
 def render_history(points: list[HistoryPoint]) -> None:
     from rich.table import Table
 
+    from mir.drift import HISTORY_COLUMNS, history_rows, verdict_words
+
     if not points:
         console().print("no drift runs recorded yet (run `mir drift` or `mir drift check`)")
         return
-    by_metric: dict[str, list[HistoryPoint]] = {}
-    for point in points:
-        by_metric.setdefault(point.metric, []).append(point)
+    styles = {verdict_words(verdict): style for verdict, style in _VERDICT_STYLE.items()}
     table = Table(show_edge=False)
-    for column in ("metric", "kind", "runs", "first", "last", "latest", "verdict", "trend"):
+    for column in HISTORY_COLUMNS:
         table.add_column(column)
-    for metric, series in by_metric.items():
-        latest = series[-1]
+    verdict = HISTORY_COLUMNS.index("verdict")
+    for row in history_rows(points):
         table.add_row(
-            literal(metric),
-            literal(latest.kind),
-            literal(len(series)),
-            literal(f"{series[0].at:%Y-%m-%d %H:%M}"),
-            literal(f"{latest.at:%Y-%m-%d %H:%M}"),
-            literal(_number(latest.value, "x")),
-            literal(latest.verdict.replace("_", " "), _VERDICT_STYLE.get(latest.verdict, "")),
-            literal(sparkline([p.value for p in series[-40:]])),
+            *(literal(c, styles.get(c, "") if i == verdict else "") for i, c in enumerate(row))
         )
     print_listing(table)

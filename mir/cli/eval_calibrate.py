@@ -10,11 +10,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import chosen_format, console, format_option, json_option, literal, step_spinner
+from mir.cli.output import (
+    add_row,
+    chosen_format,
+    console,
+    format_option,
+    json_option,
+    listing,
+    literal,
+    step_spinner,
+)
 
 if TYPE_CHECKING:
     from mir.evals import Calibration
@@ -87,45 +96,18 @@ def register(group: typer.Typer) -> None:
                 progress=None if show is None else lambda d, n: show(f"judging {d}/{n}"),
             )
         if as_json:
-            sys.stdout.write(json.dumps(_as_json(result), indent=2, ensure_ascii=False) + "\n")
+            from mir.evals import calibration_to_json
+
+            data = calibration_to_json(result)
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         else:
             _print(result)
 
 
-def _as_json(result: Calibration) -> dict[str, Any]:
-    return {
-        "judge_model": result.judge_model,
-        "prompt_hash": result.prompt_hash,
-        "labels": str(result.labels_file),
-        "records_file": None if result.records_file is None else str(result.records_file),
-        "kinds": [
-            {
-                "kind": kind.kind,
-                "n": kind.agreement.n,
-                "kappa": kind.agreement.kappa,
-                "agreement": kind.agreement.agreement,
-                "labels": list(kind.agreement.labels),
-                "matrix": [list(row) for row in kind.agreement.matrix],
-                "position_consistency": kind.position_consistency,
-                "examples": [
-                    {
-                        "line": ex.line,
-                        "label": ex.label,
-                        "verdict": ex.verdict,
-                        "reason": ex.reason,
-                        "position_consistent": ex.position_consistent,
-                    }
-                    for ex in kind.examples
-                ],
-            }
-            for kind in result.kinds
-        ],
-    }
-
-
 def _print(result: Calibration) -> None:
-    from rich.table import Table
     from rich.text import Text
+
+    from mir.evals import agreement_line
 
     out = console()
     out.print(
@@ -138,18 +120,10 @@ def _print(result: Calibration) -> None:
     )
     for kind in result.kinds:
         agreed = kind.agreement
-        kappa = "undefined (one label only)" if agreed.kappa is None else f"{agreed.kappa:.3f}"
-        line = f"{kind.kind}: n {agreed.n}, Cohen's kappa {kappa}"
-        line += f", raw agreement {agreed.agreement:.3f}"
-        if kind.position_consistency is not None:
-            line += f", position consistency {kind.position_consistency:.3f}"
-        out.print(line, markup=False)
-        table = Table(title=None, box=None, pad_edge=False)
-        table.add_column("human \\ judge", no_wrap=True)
-        for label in agreed.labels:
-            table.add_column(label, justify="right", no_wrap=True)
+        out.print(agreement_line(kind), markup=False)
+        table = listing("human \\ judge", *agreed.labels, right=agreed.labels)
         for label, row in zip(agreed.labels, agreed.matrix, strict=True):
-            table.add_row(literal(label), *(str(count) for count in row))
+            add_row(table, label, *row)
         out.print(table)
     if result.records_file is not None:
         out.print(Text.assemble("recorded in ", literal(str(result.records_file))))

@@ -1,9 +1,6 @@
 """``mir eval``'s progress on stderr: a rich bar on a terminal (done/total, passed,
-failed, ETA), one plain line per finished case run otherwise (CI logs), with the ETA too.
-
-The ETA is the mean time per finished run so far times the runs left: rich's own
-estimate looks at the last 30 s only, and shows nothing when one decision takes
-minutes (the embedded model on a busy machine)."""
+failed, ETA), one plain line per finished case run otherwise (CI logs), with the ETA
+too (``mir.evals.progress_lines``: the lines and the ETA's arithmetic)."""
 
 from __future__ import annotations
 
@@ -20,65 +17,11 @@ def eval_progress(*, quiet: bool = False) -> Any:
     """The progress the CLI hands to ``run_eval`` (None: print nothing)."""
     if quiet:
         return None
-    return BarProgress() if error_console().is_terminal else LineProgress()
+    if error_console().is_terminal:
+        return BarProgress()
+    from mir.evals import LineProgress
 
-
-def outcome_words(status: str | None, action: str | None) -> str:
-    """A run's outcome in plain words: nothing executes in an eval, so a decision the
-    pipeline accepted "would execute"."""
-    act = action or "no action"
-    if status == "executed":
-        return f"would execute {act}"
-    if status == "pending_review":
-        return f"{act}, to review"
-    if status == "fallback":
-        return f"fallback: {act}"
-    if status is None:
-        return "no decision"
-    return f"{status}: {act}" if action else status
-
-
-def eta(started: float, done: int, total: int) -> str:
-    """Time left (``m:ss``, ``h:mm:ss`` past an hour) at the mean pace of the runs so
-    far; ``-:--`` before the first one ends. Rich's own estimate only counts the last 30
-    s of progress, so with 1-3 minute decisions it never showed a number."""
-    if done <= 0:
-        return "-:--"
-    left = round((time.monotonic() - started) / done * max(total - done, 0))
-    hours, rest = divmod(left, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
-
-
-class LineProgress:
-    def __init__(self) -> None:
-        self.total = self.done = 0
-        self.started = time.monotonic()
-
-    def start(self, total: int) -> None:
-        self.total = total
-        self.started = time.monotonic()
-
-    def advance(self, suite: str, run: CaseRun) -> None:
-        self.done += 1
-        verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")
-        outcome = outcome_words(run.status, run.action)
-        width = len(str(self.total))
-        line = (
-            f"[{self.done:>{width}}/{self.total}] {verdict:<5} {suite} {run.case_id}"
-            f" #{run.repeat + 1} {outcome} {run.latency_ms:.0f} ms"
-            f", ETA {eta(self.started, self.done, self.total)}"
-        )
-        error_console().print(line, markup=False, highlight=False)
-
-    def stop(self, reason: str) -> None:
-        error_console().print(
-            f"{reason}: finishing the runs in flight (Ctrl-C again to stop at once)",
-            markup=False,
-        )
-
-    def finish(self) -> None:
-        pass
+    return LineProgress(lambda line: error_console().print(line, markup=False, highlight=False))
 
 
 class BarProgress:
@@ -112,6 +55,8 @@ class BarProgress:
         self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-:--")
 
     def advance(self, suite: str, run: CaseRun) -> None:
+        from mir.evals import eta
+
         if run.passed:
             self.passed += 1
         else:
@@ -121,10 +66,9 @@ class BarProgress:
         self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed, eta=left)
 
     def stop(self, reason: str) -> None:
-        self._bar.console.print(
-            f"{reason}: finishing the runs in flight (Ctrl-C again to stop at once)",
-            markup=False,
-        )
+        from mir.evals import stopping
+
+        self._bar.console.print(stopping(reason), markup=False)
 
     def finish(self) -> None:
         self._bar.stop()

@@ -7,13 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.lint_direct import (
-    cache_folder_for,
-    contract_findings,
-    default_root,
-    lint_project,
-    render_text,
-)
+from mir.cli.lint_direct import print_report, render_text, warn
 from mir.cli.output import chosen_format, console, format_option, json_option
 
 if TYPE_CHECKING:
@@ -71,18 +65,13 @@ def register(app: typer.Typer) -> None:
             baseline=baseline.resolve() if baseline else None,
             update_baseline=update_baseline,
         )
+        from mir.importlinter import default_root, lint_project
+
         if watch:
             _watch(root if root is not None else default_root(), options, config)
             raise typer.Exit(0)
-        report = lint_project(root, options, config)
-        if fmt == "text":
-            render_text(report)
-        else:
-            from mir.boundaries import render
-
-            rendered = render(report, fmt)
-            if rendered:  # github with no findings: no output, not an empty line
-                typer.echo(rendered)
+        report = lint_project(root, options, config, warn)
+        print_report(report, fmt)
         raise typer.Exit(report.exit_code)
 
     @lint.command("rules")
@@ -94,22 +83,24 @@ def register(app: typer.Typer) -> None:
         import json
         import sys
 
+        from mir.importlinter import rule_catalogue
+
         as_json = chosen_format(fmt, as_json) == "json"
         header = ("code", "name", "what it checks")
         if as_json:  # every listing command has --json
             rows = [
-                dict(zip(("code", "name", "summary"), row, strict=True)) for row in _catalogue()
+                dict(zip(("code", "name", "summary"), row, strict=True)) for row in rule_catalogue()
             ]
             typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
             return
         if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
-            for row in (header, *_catalogue()):
+            for row in (header, *rule_catalogue()):
                 typer.echo("\t".join(row))
             return
         from rich.table import Table
 
         table = Table(*header, box=None, pad_edge=False)
-        for row in _catalogue():
+        for row in rule_catalogue():
             table.add_row(*row)
         console().print(table)
 
@@ -120,17 +111,9 @@ def register(app: typer.Typer) -> None:
         """Print a rule's documentation (full lines when the output is not a terminal)."""
         import sys
 
-        from mir.errors import UsageError
+        from mir.importlinter import rule_doc
 
-        doc = _doc_for(code)
-        if doc is None:
-            from mir.errors import did_you_mean
-
-            known = [word for row in _catalogue() for word in row[:2]]
-            close = did_you_mean(code.upper() if code[:1].isalpha() else code, known)
-            close = close or did_you_mean(code.replace("_", "-"), known)
-            hint = f"did you mean `{close}`? " if close else ""
-            raise UsageError(f"no rule '{code}'", hint=f"{hint}`mir lint rules` lists them")
+        doc = rule_doc(code)
         if not sys.stdout.isatty():  # piped: the Markdown as written, no 80-column cut
             typer.echo(doc.rstrip())
             return
@@ -139,53 +122,12 @@ def register(app: typer.Typer) -> None:
         console().print(Markdown(f"# {doc}"))
 
 
-def _contract_rules() -> list[tuple[str, str, str]]:
-    """(code, name, summary) of the import-linter contract codes, from their docs'
-    first line ("IL001 importlinter-layers: a lower layer reaches a higher one.")."""
-    from mir.importlinter import RULE_DOCS
-
-    rows = []
-    for code, doc in RULE_DOCS.items():
-        head = doc.split("\n", 1)[0]
-        name, _, summary = head.removeprefix(f"{code} ").partition(": ")
-        rows.append((code, name, summary.rstrip(".")))
-    return rows
-
-
-def _catalogue() -> list[tuple[str, str, str]]:
-    from mir.boundaries import all_rules
-
-    own = [(rule.code, rule.name, rule.summary) for rule in all_rules()]
-    return own + _contract_rules()
-
-
-def _doc_for(code: str) -> str | None:
-    """The documentation of a mir rule or an import-linter contract code, by code or name."""
-    from mir.boundaries import rule_for
-
-    rule = rule_for(code)
-    if rule is not None:
-        return rule.doc
-    from mir.importlinter import RULE_DOCS
-
-    wanted = code.strip().upper()
-    for il_code, name, _ in _contract_rules():
-        if wanted in (il_code, name.upper()):
-            return RULE_DOCS[il_code]
-    return None
-
-
 def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
     import time
 
-    from mir.boundaries import watch_boundaries
-    from mir.errors import MirUserError
+    from mir.importlinter import watch_project
 
     out = console()
-    try:
-        folder = cache_folder_for(root, options)
-    except MirUserError:
-        folder = None  # a broken config: the first run says so, and watching goes on
 
     def show(report: LintReport) -> None:
         _clear(out)
@@ -202,14 +144,7 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
         out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
 
-    watch_boundaries(
-        root,
-        options,
-        show,
-        show_error,
-        extra_findings=lambda: contract_findings(root, config, folder),
-        extra_files=[config] if config is not None else [],
-    )
+    watch_project(root, options, config, warn, show, show_error)
 
 
 # What `clear` writes: home, erase the screen, erase the scrollback. Erasing the screen

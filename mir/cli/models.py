@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +27,6 @@ FORMAT = format_option()
 JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
-_CHUNK = 1 << 20
 
 
 def _project(path: Path | None) -> Project:
@@ -38,65 +35,16 @@ def _project(path: Path | None) -> Project:
     return find_project(path)
 
 
-def _no_secret(option: str, value: str | None) -> str | None:
-    """Refuse free text that holds a secret (an API key, a password, the value of a
-    secret environment variable): it would be committed in ``models.toml`` and kept in
-    ``.mir/models.duckdb`` unredacted, where traces would have scrubbed it."""
-    import os
-
-    from mir.errors import UsageError
-    from mir.traces import Redactor, secret_env_values
-
-    if value and Redactor(secret_env_values(os.environ, ())).text(value) != value:
-        raise UsageError(
-            f"{option} looks like it holds a secret; it would be kept unredacted in "
-            "models.toml and the model history",
-            hint="leave the secret out",
-        )
-    return value
-
-
 def _why(why: str | None) -> str | None:
-    return _no_secret("--why", why)
+    from mir.models import refuse_secret
+
+    return refuse_secret("--why", why)
 
 
 def _by(by: str | None) -> str:
-    if by:
-        return _no_secret("--by", by) or by
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+    from mir.models import author
 
-
-def _check_context(context: int | None, path: Path, artifact: str) -> None:
-    """``--context`` at most what the GGUF was trained on (read from its header)."""
-    from mir.errors import UsageError
-    from mir.inference import trained_context
-
-    trained = trained_context(path)
-    if context is not None and trained is not None and context > trained:
-        raise UsageError(
-            f"--context {context}: {artifact} was trained on {trained} tokens "
-            "(its GGUF's context_length)",
-            hint=f"give at most {trained}",
-        )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _gate_column(forced: bool, gate: dict | None) -> str:
-    """``passed`` / ``failed`` when a gate ran, then ``forced`` and ``replayed``."""
-    gate = gate or {}
-    words = [("passed" if gate.get("passed") else "failed")] if gate.get("ran") else []
-    words += [word for word, on in (("forced", forced), ("replayed", gate.get("replayed"))) if on]
-    return ", ".join(words)
+    return author(by)
 
 
 def register(app: typer.Typer) -> None:
@@ -111,13 +59,9 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
     ) -> None:
         """Every version of every model, with its stage."""
-        from rich.table import Table
+        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries
 
-        from mir.models import read_registry
-
-        proj = _project(project)
-        registry = read_registry(proj.root)
-        entries = list(registry.entries) if registry else []
+        entries = model_entries(_project(project).root)
         if chosen_format(fmt, as_json) == "json":
             rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
             console().file.write(json.dumps(rows, indent=2) + "\n")
@@ -125,39 +69,20 @@ def register(app: typer.Typer) -> None:
         if not entries:
             console().print("no models registered (mir models register NAME VERSION ...)")
             return
-        table = Table(box=None, pad_edge=False)
-        for column in ("name", "version", "stage", "share", "provider", "artifact"):
-            table.add_column(column, no_wrap=True)
-        for e in entries:
-            table.add_row(
-                literal(e.name),
-                literal(e.version),
-                literal(str(e.stage), style="bold" if e.stage == "production" else ""),
-                literal(None if e.share is None else f"{e.share:g}"),
-                literal(e.provider),
-                literal(e.artifact),
-            )
-        print_listing(table)
+        rows = [entry_cells(e) for e in entries]
+        _listing(ENTRY_COLUMNS, rows, "stage", {"production": "bold"})
 
     @group.command("show")
     def show_command(
         name: str = typer.Argument(..., help="Registry name."), project: Path | None = PROJECT
     ) -> None:
         """Every version of one model, field by field."""
-        from mir.errors import UsageError
-        from mir.models import read_registry
+        from mir.models import entry_fields, model_versions
 
-        registry = read_registry(_project(project).root)
-        versions = registry.versions(name) if registry else []
-        if not versions:
-            known = ", ".join(registry.names) if registry else "none"
-            raise UsageError(f"unknown model {name!r} (registry names: {known or 'none'})")
-        out = console()
-        for entry in versions:
-            out.print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
-            for key, value in entry.model_dump(mode="json", exclude_none=True).items():
-                if key not in ("name", "version", "stage"):
-                    out.print(literal(f"  {key}: {value}"))
+        for entry in model_versions(_project(project).root, name):
+            console().print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
+            for field in entry_fields(entry):
+                console().print(literal(f"  {field}"))
 
     @group.command("register")
     def register_command(
@@ -190,40 +115,22 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
-        from pydantic import ValidationError
+        from mir.models import register_version
 
-        from mir.errors import UsageError
-        from mir.models import ModelEntry, artifact_path
-        from mir.models import register as register_entry
-
-        proj = _project(project)
-        if provider not in ("llama", "litellm"):
-            raise UsageError(f"--provider: unknown provider {provider!r}", hint="llama or litellm")
-        fields = {
-            "name": name,
-            "version": version,
-            "provider": provider,
-            "artifact": artifact,
-            "api_base": api_base,
-            "quantization": quantization,
-            "context": context,
-            "queue": queue,
-            "notes": _no_secret("--notes", notes),
-        }
-        try:
-            entry = ModelEntry.model_validate(fields)
-            if provider == "llama":
-                path = artifact_path(entry, proj.root)
-                if not path.is_file():
-                    raise UsageError(f"--artifact: no file {path}", hint="give a .gguf file")
-                entry = entry.model_copy(update={"sha256": _sha256(path)})
-                _check_context(entry.context, path, artifact)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            message = error["msg"].removeprefix("Value error, ")
-            raise UsageError(f"{field}: {message}" if field else message) from exc
-        register_entry(proj.root, entry, by=_by(by), why=_why(why))
+        entry = register_version(
+            _project(project).root,
+            name=name,
+            version=version,
+            artifact=artifact,
+            provider=provider,
+            api_base=api_base,
+            quantization=quantization,
+            context=context,
+            queue=queue,
+            notes=notes,
+            by=by,
+            why=why,
+        )
         sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
         console().print(literal(f"registered {entry.ref} as candidate{sha}"))
 
@@ -252,7 +159,7 @@ def register(app: typer.Typer) -> None:
         from mir.cli.eval import render
         from mir.errors import UsageError
         from mir.models import Stage
-        from mir.releases import promote
+        from mir.releases import promote, promotion_lines
 
         if to not in ("shadow", "canary", "production"):
             raise UsageError(f"--to: unknown stage {to!r}", hint="shadow, canary or production")
@@ -268,29 +175,14 @@ def register(app: typer.Typer) -> None:
             force=force,
             responses=responses,
         )
-        out = console()
         if result.report is not None:
             render(result.report, "table")
         elif result.note:
-            out.print(literal(result.note))
+            console().print(literal(result.note))
+        for line in promotion_lines(result, name, version, force):
+            console().print(literal(line))
         if result.entry is None:
-            if result.report is not None and result.report.exit_code:
-                out.print(literal(f"not promoted: the eval gate failed for {name}@{version}"))
-            else:
-                out.print(
-                    literal(
-                        f"not promoted: the gate replayed recorded answers (--responses), "
-                        f"not answers of {name}@{version}"
-                    )
-                )
-            out.print(literal("(--force promotes anyway; the history will say so)"))
             raise typer.Exit(1)
-        forced = ""
-        if force and result.report and result.report.exit_code:
-            forced = " (forced past a failed gate)"
-        elif force and result.replayed:
-            forced = " (forced on a replayed gate)"
-        out.print(literal(f"{result.entry.ref} is now {result.entry.stage}{forced}"))
 
     @group.command("rollback")
     def rollback_command(
@@ -329,18 +221,9 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
-        from rich.table import Table
+        from mir.models import CHANGE_COLUMNS, change_cells, model_history
 
-        from mir.errors import UsageError
-        from mir.models import changes, read_registry
-
-        root = _project(project).root
-        rows = changes(root, name)
-        registry = read_registry(root)
-        if not rows and (registry is None or name not in registry.names):
-            # A typo said "no history" and exit 0, like a real model never edited.
-            known = ", ".join(registry.names) if registry else "none"
-            raise UsageError(f"unknown model {name!r} (registry names: {known})")
+        rows = model_history(_project(project).root, name)
         if chosen_format(fmt, as_json) == "json":
             data = [r.model_dump(mode="json") for r in rows]
             console().file.write(json.dumps(data, indent=2) + "\n")
@@ -348,21 +231,30 @@ def register(app: typer.Typer) -> None:
         if not rows:
             console().print(literal(f"no history for {name}"))
             return
-        table = Table(box=None, pad_edge=False)
-        for column in ("at", "version", "from", "to", "by", "gate", "why"):
-            table.add_column(column, no_wrap=column != "why")
-        for r in rows:
-            table.add_row(
-                literal(r.at.strftime("%Y-%m-%d %H:%M:%S")),
-                literal(r.version),
-                literal(r.from_stage),
-                literal(r.to_stage, style="red" if r.to_stage == "refused" else ""),
-                literal(r.by),
-                literal(_gate_column(r.forced, r.gate)),
-                literal(r.why),
-            )
-        print_listing(table)
+        cells = [change_cells(r) for r in rows]
+        _listing(CHANGE_COLUMNS, cells, "to", {"refused": "red"}, wraps="why")
 
     # `compare` and `check` (the canary's evidence and its automatic rollback)
     models_canary.add_commands(group)
     app.add_typer(group, name="models")
+
+
+def _listing(
+    columns: tuple[str, ...],
+    rows: list[list[str | None]],
+    styled: str,
+    styles: dict[str, str],
+    wraps: str | None = None,
+) -> None:
+    """A borderless table, each column on one line but ``wraps``; the ``styled`` column
+    takes the style its value has in ``styles`` (production in bold, a refusal in red)."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=column != wraps)
+    at = columns.index(styled)
+    for cells in rows:
+        style = styles.get(cells[at] or "", "")
+        table.add_row(*(literal(c, style if i == at else "") for i, c in enumerate(cells)))
+    print_listing(table)

@@ -2,7 +2,8 @@
 against production, and the canary's automatic rollback (for cron).
 
 ``add_commands(group)`` puts both on the ``mir models`` group (which the registry commands
-own); ``register(app)`` makes the group when it does not exist yet.
+own). What the evidence says is ``mir.releases``' (``comparison_tables``, ``check_lines``):
+here it is only printed.
 """
 
 from __future__ import annotations
@@ -81,69 +82,27 @@ def add_commands(group: typer.Typer) -> None:
         return 1 if result.rolled_back else 0
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f} %"
-
-
-def _num(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:.1f}{unit}"
-
-
 def render_comparison(c: ModelComparison) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    out = console()
+    from mir.releases import canary_verdict, comparison_tables
+
     for note in c.notes:
-        out.print(literal(note))
-    s = c.shadow
-    if s.pairs:
-        table = Table(title=f"{c.name}: production vs shadow ({s.pairs} paired decisions)")
-        for column in ("", "production", "shadow"):
-            table.add_column(column)
-        table.add_row("action agreement", _pct(s.action_agreement), "")
-        for field, rate in s.field_agreement.items():
-            table.add_row(literal(f"agreement: {field}"), _pct(rate), "")
-        p, h = s.production, s.shadow
-        table.add_row("valid", _pct(p.valid_rate), _pct(h.valid_rate))
-        table.add_row("latency p50", _num(p.latency_p50_ms, " ms"), _num(h.latency_p50_ms, " ms"))
-        table.add_row("latency p95", _num(p.latency_p95_ms, " ms"), _num(h.latency_p95_ms, " ms"))
-        table.add_row("tokens", _num(p.tokens_per_decision), _num(h.tokens_per_decision))
+        console().print(literal(note))
+    for listing in comparison_tables(c):
+        table = Table(title=Text(listing.title))
+        for column in listing.columns:
+            table.add_column(Text(column))
+        for row in listing.rows:
+            table.add_row(*map(Text, row))
         print_listing(table)
-    if c.arms:
-        arms = sorted(c.arms.values(), key=lambda a: a.arm != "production")
-        table = Table(title=f"{c.name}: arms")
-        table.add_column("")
-        for arm in arms:
-            table.add_column(literal(f"{arm.arm} ({arm.version})"))
-        rows: list[tuple[str, Any]] = [
-            ("decisions", lambda a: str(a.decisions)),
-            ("valid", lambda a: _pct(a.rate("valid"))),
-            ("integrity failure", lambda a: _pct(a.rate("integrity_failure"))),
-            ("fallback", lambda a: _pct(a.rate("fallback"))),
-            ("override", lambda a: _pct(a.rate("override"))),
-            ("latency p50", lambda a: _num(a.latency_p50_ms, " ms")),
-            ("latency p95", lambda a: _num(a.latency_p95_ms, " ms")),
-            ("tokens", lambda a: _num(a.tokens_per_decision)),
-        ]
-        for label, cell in rows:
-            table.add_row(label, *(cell(a) for a in arms))
-        print_listing(table)
-    if c.canary is not None:
-        verdict = "worse: would be rolled back" if c.canary.roll_back else "not worse"
-        if not c.canary.enough_data:
-            verdict = "not enough decisions to judge"
-        out.print(literal(f"canary: {verdict} ({c.canary.evidence()})"))
+    if (verdict := canary_verdict(c)) is not None:
+        console().print(literal(verdict))
 
 
 def render_check(result: CanaryCheck) -> None:
-    out = console()
-    for note in result.notes:
-        out.print(literal(note))
-    if not result.comparisons:
-        out.print("no canary to check")
-    rolled = {r.name for r in result.rolled_back}
-    for c in result.comparisons:
-        verdict = "rolled back to shadow" if c.name in rolled else "kept"
-        if not c.enough_data and c.name not in rolled:
-            verdict = "kept (not enough decisions yet)"
-        out.print(literal(f"{c.name}: {verdict}: {c.evidence()}"))
+    from mir.releases import check_lines
+
+    for line in check_lines(result):
+        console().print(literal(line))

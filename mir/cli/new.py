@@ -1,4 +1,5 @@
-"""``mir new capability`` / ``mir new agent``: scaffold code that follows the architecture."""
+"""``mir init``, ``mir new capability`` / ``mir new agent``: make a folder a mir project
+(safe to re-run) and scaffold code that follows the architecture."""
 
 from __future__ import annotations
 
@@ -22,6 +23,27 @@ TEMPLATES = typer.Option(
 
 
 def register(app: typer.Typer) -> None:
+    @app.command("init")
+    def init_command(
+        folder: Path = typer.Argument(
+            Path("."), help="Project folder (created if missing).", file_okay=False
+        ),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Print what it would change; write nothing."
+        ),
+    ) -> None:
+        """Make a folder a mir project: intent docs, tool.mir settings, capabilities/.
+
+        Writes CLAUDE.md, AGENTS.md, pyproject.toml (or adds the tool.mir table to yours),
+        capabilities/__init__.py, and .mir/ to .gitignore. Existing files are left as
+        they are; re-running changes nothing.
+        """
+        from mir.cli.paths import output_folder
+        from mir.scaffold import init_project
+
+        output_folder(folder, "FOLDER", parents=True)
+        render_plan(init_project(folder, dry_run=dry_run), dry_run)
+
     new = typer.Typer(
         help="Scaffold a capability or an agent (never overwrites a file).",
         no_args_is_help=True,
@@ -68,27 +90,13 @@ def register(app: typer.Typer) -> None:
     app.add_typer(new, name="new")
 
 
-_LABELS = {
-    "create": "created",
-    "append": "appended to",
-    "update": "updated",
-    "unchanged": "unchanged",
-}
-_DRY_LABELS = {
-    "create": "to create",
-    "append": "to append to",
-    "update": "to update",
-    "unchanged": "unchanged",
-}
-
-
 def render_plan(plan: Plan, dry_run: bool) -> None:
     """The plan as a file tree, each file marked with what happens to it."""
     from rich.text import Text
     from rich.tree import Tree
 
     from mir.cli.output import console
-    from mir.scaffold import ChangeKind
+    from mir.scaffold import change_note, plan_summary
 
     heading = f"{plan.title} (dry run: nothing written)" if dry_run else plan.title
     tree = Tree(Text(heading))
@@ -99,13 +107,6 @@ def render_plan(plan: Plan, dry_run: bool) -> None:
             key = parts[:depth]
             if key not in folders:
                 folders[key] = folders[key[:-1]].add(Text(f"{key[-1]}/"))
-        verb = change.kind.value
-        if dry_run and change.kind is not ChangeKind.KEEP:
-            verb = f"would {verb}"
-        note = f", {change.note}" if change.note else ""
-        folders[parts[:-1]].add(Text(f"{parts[-1]}  ({verb}{note})"))
+        folders[parts[:-1]].add(Text(f"{parts[-1]}  {change_note(change, dry_run=dry_run)}"))
     console().print(tree, soft_wrap=False, crop=False)
-    labels = _DRY_LABELS if dry_run else _LABELS
-    counts = [(kind, sum(c.kind.value == kind for c in plan.changes)) for kind in labels]
-    summary = ", ".join(f"{n} {labels[kind]}" for kind, n in counts if n)
-    console().print(f"files: {summary}")
+    console().print(plan_summary(plan, dry_run=dry_run))

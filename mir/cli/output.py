@@ -16,13 +16,14 @@ Two rules for everything printed through them:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.table import Table
     from rich.text import Text
 
 # Wide enough for any value a listing holds; rich pads a table only to its content.
@@ -48,6 +49,24 @@ def literal(value: Any, style: str = "") -> Text:
     from rich.text import Text
 
     return Text("-" if value is None or value == "" else str(value), style=style)
+
+
+def listing(*columns: str, wrap: Collection[str] = (), right: Collection[str] = ()) -> Table:
+    """A listing's table (no box, no edge padding): a column stays whole unless named in
+    ``wrap``; those in ``right`` are right-justified."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for name in columns:
+        table.add_column(
+            name, no_wrap=name not in wrap, justify="right" if name in right else "left"
+        )
+    return table
+
+
+def add_row(table: Table, *cells: Any) -> None:
+    """A row of literal cells: each a value, or a ``(value, style)`` pair."""
+    table.add_row(*(literal(*c) if isinstance(c, tuple) else literal(c) for c in cells))
 
 
 def print_listing(renderable: RenderableType) -> None:

@@ -1,23 +1,23 @@
-"""``mir review``: the flows waiting for a human (list, expire, remind) and what
-reviewers taught (export)."""
+"""``mir review``: the flows waiting for a human (list, expire, remind), what reviewers
+taught (export), and the review inbox, a web page reviewers log in to (serve)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mir.cli import review_serve
 from mir.cli.output import (
+    add_row,
     chosen_format,
     console,
     error_console,
     format_option,
     json_option,
+    listing,
     literal,
     print_listing,
     project_option,
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from mir.reviews import PendingPage
 
 PROJECT = project_option()
-EXPIRE_BATCH = 1_000  # flows `mir review expire` closes per read of the queue
 AS_JSON = json_option()
 FORMAT = format_option()
 AGENT = typer.Option(
@@ -74,17 +73,10 @@ def build_group() -> typer.Typer:
         project: Path | None = PROJECT,
     ) -> None:
         """Close every flow waiting past its TTL as expired (traced, never executed)."""
-        from mir.reviews import pending_page
+        from mir.reviews import expire_all
 
         as_json = chosen_format(fmt, as_json) == "json"
-        page = pending_page(project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH)
-        expired = list(page.expired)
-        while page.still_due and page.expired:  # batch after batch, while one closes some
-            page = pending_page(
-                project, limit=1, agent=agent, expire_at_most=EXPIRE_BATCH, remind=False
-            )
-            expired += page.expired
-        page = replace(page, expired=expired)
+        page = expire_all(project, agent=agent)
         if as_json:
             _print_json({"expired": page.expired, "pending": page.total})
             return
@@ -144,38 +136,36 @@ def build_group() -> typer.Typer:
         for note in report.notes:
             error_console().print(literal(f"note: {note}"))
         if as_json:
-            _print_json(
-                {
-                    "reviewed": report.reviewed,
-                    "suites": [
-                        {
-                            "agent": s.agent,
-                            "suite": str(s.suite),
-                            "added": s.added,
-                            "duplicates": s.duplicates,
-                        }
-                        for s in report.suites
-                    ],
-                    "sft": str(report.sft) if report.sft else None,
-                    "sft_lines": report.sft_lines,
-                    "notes": report.notes,
-                }
-            )
-            return
-        out = console()
-        if not report.reviewed:
-            out.print("no reviewed flows")
-        for s in report.suites:
-            out.print(
-                literal(
-                    f"{s.agent}: {len(s.added)} case(s) added to {s.suite}"
-                    + (f", {len(s.duplicates)} already there" if s.duplicates else "")
-                )
-            )
-        if report.sft is not None:
-            out.print(literal(f"{report.sft_lines} chat(s) written to {report.sft}"))
+            from mir.reviews import export_json
 
-    review_serve.register(review)
+            _print_json(export_json(report))
+            return
+        from mir.reviews import export_lines
+
+        for line in export_lines(report):
+            console().print(literal(line))
+
+    @review.command("serve")
+    def serve_command(
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+        port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
+        keys: Path | None = typer.Option(
+            None,
+            "--keys",
+            file_okay=False,
+            help="Folder of reviewers' private keys (NAME.key): a reviewer's approvals "
+            "from the page are signed with NAME.key, else unsigned.",
+        ),
+        project: Path | None = PROJECT,
+    ) -> None:
+        """Serve the review inbox: pending flows with their input, context, proposal and
+        the rules that fired; approve, reject or correct them with a reason. Reviewers
+        log in with the password `mir reviewers password NAME` set."""
+        from mir.inbox import serve
+        from mir.project import find_project
+
+        serve(find_project(project).root, host=host, port=port, keys_dir=keys)
+
     return review
 
 
@@ -186,70 +176,30 @@ def register(app: typer.Typer) -> None:
 def _say_done(page: PendingPage, *, always: bool = False) -> None:
     """What the read did besides reading, one line each: flows closed as expired,
     reminders sent, alerts that failed (on stderr for a listing; stdout otherwise)."""
-    out = console() if always else error_console()
-    for flow_id in page.expired:
-        out.print(literal(f"expired {flow_id}: waited past its TTL, never executed"))
-    if always and not page.expired:
-        out.print("no flow waited past its TTL")
-    for flow_id in page.reminded:
-        out.print(literal(f"reminded reviewers of {flow_id}"))
-    if page.still_due:
-        error_console().print(
-            f"{page.still_due} more flow(s) past their TTL are left for `mir review expire`"
-        )
-    for note in page.notes:
-        error_console().print(literal(f"warning: {note}"))
+    from mir.reviews import page_lines
+
+    for result, line in page_lines(page, always=always):
+        (console() if result and always else error_console()).print(literal(line))
 
 
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def age(seconds: float) -> str:
-    """``45s``, ``12m``, ``3h 05m``, ``2d 04h``."""
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{s // 86400}d {s % 86400 // 3600:02d}h"
-
-
 def render_queue(page: PendingPage) -> None:
-    from rich.table import Table
-
-    from mir.reviews import compact
+    from mir.reviews import queue_row
 
     if not page.items:
         console().print("no flow waits for review")
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("flow", "age", "agent", "action"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("key fields", overflow="fold")  # wrapped, never cut with "…"
-    table.add_column("waits for")
-    table.add_column("expires in", no_wrap=True)
+    columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
+    table = listing(*columns, wrap=("key fields", "waits for"))
+    table.columns[columns.index("key fields")].overflow = "fold"  # wrapped, never cut with "…"
     shown = 12 if console().is_terminal else None
     sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
     for item in page.items:
-        fields = sep.join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
-        left = (
-            age((item.expires_at - item.created_at).total_seconds() - item.age_s)
-            if item.expires_at is not None
-            else "-"
-        )
         # every value may come from a trace file or a model: literal, never markup
-        table.add_row(
-            literal(item.flow_id[:shown]),
-            age(item.age_s),
-            literal(item.agent),
-            literal(item.action),
-            literal(fields),
-            literal(item.waits_for),
-            left,
-        )
+        add_row(table, *queue_row(item, id_width=shown, separator=sep))
     print_listing(table)
     rest = page.total - page.offset - len(page.items)
     if rest > 0:

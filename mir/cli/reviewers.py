@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,16 +19,7 @@ from mir.cli.output import (
     project_option,
 )
 
-if TYPE_CHECKING:
-    from mir.project import Project
-
 PROJECT = project_option()
-
-
-def _project(path: Path | None) -> Project:
-    from mir.project import find_project
-
-    return find_project(path)
 
 
 def register(app: typer.Typer) -> None:
@@ -51,22 +41,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make an Ed25519 key pair: the private key goes to a 0600 file, the public key
         is printed for reviewers.toml."""
-        from mir.errors import MirUserError
-        from mir.reviewers import Reviewer, default_key_path, generate_key, write_private_key
+        from mir.reviewers import make_key
 
-        Reviewer(name=name, public_key="ed25519:" + "A" * 43 + "=")  # the name is valid
-        try:
-            proj = _project(project)
-            state_dir, root = proj.state_dir, proj.root
-        except MirUserError:
-            if project is not None:
-                raise
-            state_dir = root = None  # outside a project: no state folder to avoid
-        key = generate_key()
-        path = write_private_key(key, out if out is not None else default_key_path(name), state_dir)
+        key = make_key(name, out=out, project=project)
+        path = key.path
         say = error_console()
         say.print(literal(f"private key written to {path} (keep it secret; never commit it)"))
-        if root is not None and root.resolve() in path.parents:
+        if key.in_project:
             say.print(literal(f"warning: {path} is inside the project: keep it out of git"))
         say.print(literal("declare it with:"))
         say.print(literal(f"  mir reviewers add {name} --role ROLE --public-key {key.public_key}"))
@@ -90,19 +71,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Declare a reviewer in reviewers.toml (never replaces one without --replace)."""
-        from pydantic import ValidationError
+        from mir.reviewers import declare
 
-        from mir.errors import UsageError
-        from mir.reviewers import Reviewer, add_reviewer, roster_path
-
-        proj = _project(project)
-        try:
-            reviewer = Reviewer(name=name, roles=tuple(roles), public_key=public_key.strip())
-        except ValidationError as exc:
-            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            raise UsageError(message) from exc
-        old = add_reviewer(proj.root, reviewer, replace=replace)
-        path = roster_path(proj.root)
+        done = declare(name, roles=roles, public_key=public_key, replace=replace, project=project)
+        old, new, path = done.replaced, done.reviewer, done.roster
         if old is None:
             console().print(literal(f"added reviewer {name} to {path}"))
         else:
@@ -110,7 +82,7 @@ def register(app: typer.Typer) -> None:
                 literal(
                     f"replaced reviewer {name} in {path} (was roles "
                     f"{', '.join(old.roles) or 'none'}, key {old.fingerprint}; now roles "
-                    f"{', '.join(reviewer.roles) or 'none'}, key {reviewer.fingerprint})"
+                    f"{', '.join(new.roles) or 'none'}, key {new.fingerprint})"
                 )
             )
 
@@ -123,14 +95,10 @@ def register(app: typer.Typer) -> None:
         """The declared reviewers: name, roles, key fingerprint, whether a web login is set."""
         from rich.table import Table
 
-        from mir.reviewers import describe, has_login, load_reviewers
+        from mir.reviewers import roster_rows
 
-        proj = _project(project)
         shown = chosen_format(fmt, as_json, ("table", "json"))
-        rows = [
-            {**describe(r), "login": has_login(proj.state_dir, r.name)}
-            for r in sorted(load_reviewers(proj.root).values(), key=lambda r: r.name)
-        ]
+        rows = roster_rows(project)
         if shown == "json":
             console().print_json(json.dumps({"reviewers": rows}))
             return
@@ -156,20 +124,22 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Set a reviewer's web-inbox login (stored as a scrypt hash, never in clear)."""
-        import getpass
+        from mir.reviewers import set_login
 
-        from mir.errors import UsageError
-        from mir.reviewers import load_reviewers, reviewer_named, set_password
-
-        proj = _project(project)
-        reviewer_named(load_reviewers(proj.root), name, proj.root)
-        if stdin:
-            password = sys.stdin.readline().rstrip("\r\n")
-        else:
-            password = getpass.getpass(f"password for {name}: ")
-            if getpass.getpass("again: ") != password:
-                raise UsageError("the two passwords differ")
-        set_password(proj.root, proj.state_dir, name, password)
+        set_login(name, password=lambda: _password(name, stdin), project=project)
         console().print(literal(f"web login set for {name}"))
 
     app.add_typer(group, name="reviewers")
+
+
+def _password(name: str, stdin: bool) -> str:
+    import getpass
+
+    from mir.errors import UsageError
+
+    if stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    password = getpass.getpass(f"password for {name}: ")
+    if getpass.getpass("again: ") != password:
+        raise UsageError("the two passwords differ")
+    return password

@@ -31,15 +31,6 @@ KEY = typer.Option(
     "else the key text in $MIR_REVIEWER_KEY).",
 )
 
-_STYLE = {
-    "executed": "green",
-    "fallback": "yellow",
-    "pending_review": "cyan",
-    "rejected": "magenta",
-    "stale": "yellow",
-    "aborted": "red",
-}
-
 
 def register(app: typer.Typer) -> None:
     run = typer.Typer(help="Run responsibility-bound agents.", no_args_is_help=True)
@@ -184,11 +175,10 @@ def register(app: typer.Typer) -> None:
 
 
 def render_record(record: DecisionRecord, as_json: bool) -> None:
+    from mir.runtime import record_json, record_rows
+
     if as_json:
-        shown = record.model_dump()
-        if record.reviewed_by is not None:  # approve/reject: who, when
-            shown["review"] = {"by": record.reviewed_by, "at": record.reviewed_at}
-        console().print_json(json.dumps(shown))
+        console().print_json(json.dumps(record_json(record)))
     else:
         from rich.panel import Panel
         from rich.table import Table
@@ -200,26 +190,8 @@ def render_record(record: DecisionRecord, as_json: bool) -> None:
         # is a Text, so rich never reads it as markup (a reason of "[/bold] x" used to
         # raise after the refund was paid, and "[blink red]PAID[/]" showed as "PAID").
         table = Table.grid(padding=(0, 2))
-        style = _STYLE.get(record.status, "")
-        table.add_row("status", literal(record.status, style=f"bold {style}"))
-        table.add_row("action", literal(f"{record.action or '-'}  (executed: {record.executed})"))
-        if record.decision is not None:
-            table.add_row("decision", literal(json.dumps(record.decision, ensure_ascii=False)))
-        table.add_row("reasons", literal(", ".join(record.reasons)))
-        if record.problems:
-            table.add_row("why", literal("\n".join(record.problems)))
-        table.add_row("model", literal(f"{record.provider or '-'} / {record.model or '-'}"))
-        table.add_row("time", f"{record.latency_ms:.1f} ms, {record.tokens} tokens")
-        if record.reviewed_by is not None:
-            verdict = "rejected" if record.status == "rejected" else "approved"
-            if record.status == "pending_review":
-                verdict = "approved (more approvals needed)"
-            when = (record.reviewed_at or "?").replace("T", " ")[:19]
-            table.add_row("review", literal(f"{verdict} by {record.reviewed_by} at {when} UTC"))
-        if record.status == "pending_review":
-            table.add_row(
-                "next", literal(f"mir approve {record.flow_id}  |  mir reject {record.flow_id}")
-            )
+        for label, text, style in record_rows(record):
+            table.add_row(label, literal(text, style=style))
         title = Text(f"{record.agent}  flow {record.flow_id}")
         print_listing(Panel(table, title=title, title_align="left", expand=False))
     if not record.ended_as_designed:

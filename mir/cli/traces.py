@@ -4,52 +4,38 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mir.cli.output import (
+    add_row,
     chosen_format,
     console,
     error_console,
     format_option,
     json_option,
-    literal,
+    listing,
     print_listing,
     project_option,
 )
 
 if TYPE_CHECKING:
-    from mir.traces import FlowSummary, IntegrityReport, TraceEvent, TraceStore
+    from mir.traces import FlowSummary, TraceEvent
 
 PROJECT = project_option()
 AS_JSON = json_option()
 FORMAT = format_option()
 EXPORT_FORMATS = ("json", "parquet", "otlp")
-# Eval and shadow flows are kept apart by default: they never execute, and a suite of
-# 40 cases would bury the real decisions an operator lists traces to find. Replays run in
-# production mode (they may execute, or wait for review), so they are listed with them.
-SOURCES = ("production", "eval", "shadow", "replay", "all")
-DEFAULT_SOURCES = ("production", "replay")
 
 
-@contextmanager
-def open_store(project_dir: Path | None) -> Iterator[TraceStore]:
-    """The project's trace store (composition root of every command below), closed on
-    exit; what its compactions had to set aside is said on stderr, one line each."""
-    from mir.project import find_project
-    from mir.traces import TraceStore
+def _warn(line: str) -> None:
+    error_console().print(line, markup=False, highlight=False)
 
-    store = TraceStore.for_project(find_project(project_dir))
-    try:
-        with store:
-            yield store
-    finally:
-        for warning in store.warnings:
-            error_console().print(f"warning: {warning}", markup=False, highlight=False)
+
+def _say(line: str) -> None:
+    console().print(line, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -86,23 +72,14 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Decision flows, most recently active first."""
-        from mir.traces import parse_since, resolve_agent
+        from mir.traces import list_traces, listed_json
 
         as_json = chosen_format(fmt, as_json) == "json"
-        sources = _sources(source)
-        window = parse_since(since) if since else None
-        with open_store(project) as store:
-            name = resolve_agent(store, agent) if agent is not None else None
-            flows = store.list_flows(
-                agent=name,
-                status=status,
-                since=window,
-                limit=limit,
-                source=sources,
-            )
+        flows = list_traces(
+            project, warn=_warn, agent=agent, status=status, since=since, limit=limit, source=source
+        )
         if as_json:
-            # the table's word for a flow with no final event, not null
-            _print_json([_listed(flow) for flow in flows])
+            _print_json([listed_json(flow) for flow in flows])
         else:
             render_flows(flows)
 
@@ -114,11 +91,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every step of one flow: status, reasons, model, prompt hash, tokens, cost, latency."""
-        from mir.traces import find_flow
+        from mir.traces import flow_events
 
         as_json = chosen_format(fmt, as_json) == "json"
-        with open_store(project) as store:
-            events = find_flow(store, flow_id)
+        events = flow_events(project, flow_id, warn=_warn)
         if as_json:
             _print_json([event.model_dump(mode="json") for event in events])
         else:
@@ -127,12 +103,12 @@ def register(app: typer.Typer) -> None:
     @traces.command("compact")
     def compact_command(project: Path | None = PROJECT) -> None:
         """Fold closed segment files into the DuckDB file (also happens automatically)."""
-        with open_store(project) as store:
-            result = store.compact()
+        from mir.traces import compact_traces
+
+        result, db_path = compact_traces(project, warn=_warn)  # unreadable lines: warned
         console().print(
-            f"compacted {result.segments} segment(s), {result.events} event line(s) "
-            f"into {store.db_path}"
-        )  # unreadable lines: open_store's warning
+            f"compacted {result.segments} segment(s), {result.events} event line(s) into {db_path}"
+        )
 
     @traces.command("export")
     def export_command(
@@ -163,19 +139,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Events, for other tools: JSON lines, Parquet, or OTLP spans (GenAI semconv).
         Filters keep whole flows."""
-        from mir.traces import FlowFilter, export_traces, parse_since, resolve_agent
+        from mir.traces import export_flows
 
         fmt = chosen_format(fmt, as_json, EXPORT_FORMATS)
-        sources = _sources(source)
-        window = parse_since(since) if since else None
         if output is not None:
             from mir.cli.paths import output_file
 
             output_file(output, "--output")
-        with open_store(project) as store:
-            name = resolve_agent(store, agent) if agent is not None else None
-            flows = FlowFilter(agent=name, since=window, sources=sources)
-            count = export_traces(store, fmt, output, flows)  # type: ignore[arg-type]
+        count = export_flows(
+            project, fmt, output, warn=_warn, agent=agent, since=since, source=source
+        )
         if output is not None:
             console().print(f"exported {count} event(s) to {output}", markup=False)
 
@@ -190,34 +163,15 @@ def register(app: typer.Typer) -> None:
         removed, reordered or added lines, deleted segments and a deleted database. Then
         check every review's signature against reviewers.toml: unsigned (where the action
         requires signatures), forged, wrong-key and unknown-reviewer approvals."""
-        from mir.project import find_project
-        from mir.runtime import audit_reviews
-        from mir.traces import verify_traces
+        from mir.runtime import verify_project
 
-        with open_store(project) as store:
-            report = verify_traces(store, full=full)
-            # Signatures are checked even when the chain is broken: an edited review is
-            # then named by its flow, whatever else was edited.
-            audit = audit_reviews(find_project(project), store, full=full)
-        render_integrity(report, store.segments_dir)
-        render_reviews(audit)
-        if not report.ok or not audit.ok:
+        verified = verify_project(project, full=full, warn=_warn)
+        for line in verified.lines:
+            _say(line)
+        if not verified.ok:
             raise typer.Exit(1)
 
     app.add_typer(traces, name="traces")
-
-
-def _sources(source: str | None) -> tuple[str, ...] | None:
-    """The sources ``--source`` names (None: all of them); an unknown one is exit 2."""
-    from mir.errors import UsageError, did_you_mean
-
-    if source is None:
-        return DEFAULT_SOURCES
-    if source not in SOURCES:
-        close = did_you_mean(source, SOURCES)
-        hint = (f"did you mean {close!r}? " if close else "") + "one of " + ", ".join(SOURCES)
-        raise UsageError(f"--source: unknown source {source!r}", hint=hint)
-    return None if source == "all" else (source,)
 
 
 def _print_json(value: Any) -> None:
@@ -228,43 +182,31 @@ def _cost(value: float) -> str:
     return f"${value:.4f}" if value else "-"
 
 
-def _listed(flow: FlowSummary) -> dict[str, Any]:
-    from mir.traces import UNFINISHED
-
-    listed = flow.model_dump(mode="json")
-    listed["status"] = listed["status"] or UNFINISHED
-    return listed
-
-
 def render_flows(flows: list[FlowSummary]) -> None:
-    from rich.table import Table
-
     from mir.traces import UNFINISHED
 
     if not flows:
         console().print("no flows")
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("flow", "agent", "source", "status", "action", "steps", "model"):
-        # what identifies a flow stays whole; a long model name is what gets cut
-        table.add_column(column, no_wrap=column in ("flow", "agent", "source", "status", "action"))
-    for column in ("tokens", "cost"):
-        table.add_column(column)
-    table.add_column("ms", justify="right")
-    table.add_column("updated UTC", no_wrap=True)
+    # what identifies a flow stays whole; a long model name is what gets cut
+    columns = ("flow", "agent", "source", "status", "action", "steps", "model", "tokens")
+    table = listing(
+        *columns, "cost", "ms", "updated UTC", wrap=(*columns[5:], "cost", "ms"), right=("ms",)
+    )
     # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id
     shown = 12 if console().is_terminal else None
     for flow in flows:
         # every value may come from a trace file or a model: literal, never markup
-        table.add_row(
-            literal(flow.flow_id[:shown]),
-            literal(flow.agent),
-            literal(flow.source),
-            literal(flow.status or UNFINISHED),
-            literal(flow.action),
-            str(flow.steps),
-            literal(flow.model),
-            str(flow.tokens),
+        add_row(
+            table,
+            flow.flow_id[:shown],
+            flow.agent,
+            flow.source,
+            flow.status or UNFINISHED,
+            flow.action,
+            flow.steps,
+            flow.model,
+            flow.tokens,
             _cost(flow.cost_usd),
             f"{flow.latency_ms:.0f}",
             flow.updated_at.strftime("%m-%d %H:%M:%S"),
@@ -273,31 +215,32 @@ def render_flows(flows: list[FlowSummary]) -> None:
 
 
 def render_flow(events: list[TraceEvent]) -> None:
-    from rich.table import Table
     from rich.text import Text
+
+    from mir.traces import flow_review_lines
 
     first = events[0]
     console().print(Text(f"flow {first.flow_id}  agent {first.agent}"))
-    table = Table(box=None, pad_edge=False)
-    for column in ("seq", "step", "status", "reasons", "provider/model", "prompt"):
-        table.add_column(column, no_wrap=column != "reasons")
-    for column in ("tokens", "cost", "ms"):
-        table.add_column(column, justify="right", no_wrap=True)
+    columns = ("seq", "step", "status", "reasons", "provider/model", "prompt")
+    table = listing(
+        *columns, "tokens", "cost", "ms", wrap=("reasons",), right=("tokens", "cost", "ms")
+    )
     for event in events:
-        model = "/".join(part for part in (event.provider, event.model) if part)
-        table.add_row(
-            str(event.seq),
-            literal(event.step),
-            literal(event.status),
-            literal(", ".join(event.reasons)),
-            literal(model),
-            literal((event.prompt_hash or "")[:12]),
+        add_row(
+            table,
+            event.seq,
+            event.step,
+            event.status,
+            ", ".join(event.reasons),
+            "/".join(part for part in (event.provider, event.model) if part),
+            (event.prompt_hash or "")[:12],
             f"{event.prompt_tokens}/{event.completion_tokens}",
             _cost(event.cost_usd),
             f"{event.latency_ms:.1f}",
         )
     print_listing(table)
-    _print_reviews(events)
+    for line in flow_review_lines(events):
+        console().print(Text(line))
     for event in events:
         data = dict(event.data or {})
         prompt = data.pop("prompt", None) if event.step == "infer" else None
@@ -309,80 +252,3 @@ def render_flow(events: list[TraceEvent]) -> None:
             # The rendered prompt as the model read it (redacted when it was stored).
             console().print(Text(f"prompt (template {prompt.get('template')}):", style="bold"))
             console().print(Text(str(prompt.get("text", ""))))
-
-
-def _print_reviews(events: list[TraceEvent]) -> None:
-    """One line per review (who, verdict, signed or not, correction) and the override."""
-    from rich.text import Text
-
-    for event in events:
-        data = event.data or {}
-        if event.step == "review" and "by" in data:
-            signed = "signed" if data.get("signature") else "unsigned"
-            count = data.get("approvals")
-            have = (
-                f", {count.get('have')} of {count.get('need')}" if isinstance(count, dict) else ""
-            )
-            line = f"review: {data.get('verdict')} by {data.get('by')} ({signed}{have})"
-            if data.get("correction"):
-                line += f", correction {json.dumps(data['correction'], ensure_ascii=False)}"
-            console().print(Text(line))
-        if event.step == "final" and data.get("human_override"):
-            record = data.get("record") or {}
-            console().print(
-                Text(
-                    "human override: executed "
-                    f"{json.dumps(record.get('decision'), ensure_ascii=False)} instead of the "
-                    f"model's {json.dumps(data.get('proposal'), ensure_ascii=False)}"
-                )
-            )
-
-
-def render_reviews(audit: Any) -> None:
-    out = console()
-    for notice in audit.notes:
-        out.print(f"note: {notice}", markup=False, highlight=False)
-    for item in audit.findings:
-        where = f" (event {item.seq})" if item.seq >= 0 else ""
-        out.print(
-            f"flow {item.flow_id}{where}: {item.kind}: review by {item.reviewer}: {item.detail}",
-            markup=False,
-            highlight=False,
-        )
-    verdict = "ok" if audit.ok else f"{len(audit.findings)} bad review(s)"
-    out.print(
-        f"reviews: {audit.reviews} checked, {audit.signed} signed: {verdict}",
-        markup=False,
-        highlight=False,
-    )
-
-
-def render_integrity(report: IntegrityReport, folder: Path) -> None:
-    out = console()
-    for notice in report.notices:
-        out.print(f"note: {notice}", markup=False, highlight=False)
-    scope = (
-        "every line re-hashed"
-        if report.full
-        else f"{report.checked} new line(s) re-hashed (--full: all)"
-    )
-    if report.ok:
-        out.print(
-            f"ok: {report.lines} line(s) in {report.segments} segment(s) verified, "
-            f"{scope}; chain digest {report.digest}",
-            markup=False,
-            highlight=False,
-        )
-        return
-    for item in report.breaks:
-        event = f" (event {item.event_id})" if item.event_id else ""
-        # the path, not the bare name: a reader must find the file (relative to the cwd)
-        shown = _shown_path(folder / item.segment)
-        out.print(f"{shown}:{item.line}: {item.problem}{event}", markup=False)
-    out.print(f"TAMPERED: {len(report.breaks)} break(s) in {report.lines} line(s)", markup=False)
-
-
-def _shown_path(path: Path) -> str:
-    here = Path.cwd().resolve()
-    full = path.resolve()
-    return str(full.relative_to(here)) if full.is_relative_to(here) else str(full)

@@ -3,7 +3,6 @@
 from mir.contracts.application import json_schemas
 from mir.contracts.approvals import Approvals
 from mir.contracts.domain import (
-    DRIFT_METRICS,
     LAYERS,
     ActionSpec,
     AgentContract,
@@ -11,9 +10,6 @@ from mir.contracts.domain import (
     BoundLimit,
     Budget,
     DecisionSpec,
-    DriftLevel,
-    DriftRubric,
-    DriftSettings,
     Ensemble,
     Fallback,
     InputSpec,
@@ -23,6 +19,12 @@ from mir.contracts.domain import (
     Route,
     Rule,
     Scope,
+)
+from mir.contracts.drift_settings import (
+    DRIFT_METRICS,
+    DriftLevel,
+    DriftRubric,
+    DriftSettings,
     is_drift_metric,
 )
 from mir.contracts.entrypoints import (

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mir.contracts.domain import AgentContract, IntentDoc
 from mir.contracts.eval_suite import EvalSuite
-from mir.errors import ConfigError
+from mir.errors import ConfigError, did_you_mean
 from mir.project import known_keys
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -52,8 +51,8 @@ def describe_problems(
         field = ".".join(str(p) for p in loc) or "<root>"
         if error["type"] == "extra_forbidden" and loc:
             schema = schema if schema is not None else model.model_json_schema()
-            close = difflib.get_close_matches(str(loc[-1]), known_keys(schema, loc[:-1]), n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            close = did_you_mean(loc[-1], known_keys(schema, loc[:-1]))
+            hint = f" (did you mean `{close}`?)" if close else ""
             problems.append((True, loc, f"{field}: unknown key{hint}"))
         else:
             problems.append((False, loc, f"{field}: {_message(error)}"))

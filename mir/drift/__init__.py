@@ -11,6 +11,20 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
+from mir.drift.formatting import (
+    HISTORY_COLUMNS,
+    METRIC_COLUMNS,
+    agent_notes,
+    brief_lines,
+    history_rows,
+    metric_cells,
+    number,
+    short_hashes,
+    shown_metrics,
+    sparkline,
+    verdict_words,
+)
+from mir.drift.html import html_page, write_html
 from mir.drift.monitor import measure
 from mir.drift.references import history, snapshot, watch
 from mir.drift.statistics import two_proportion
@@ -18,7 +32,9 @@ from mir.drift.suspensions import check
 from mir.drift.windows import WindowOptions, parse_duration
 
 __all__ = [
+    "HISTORY_COLUMNS",
     "KINDS",
+    "METRIC_COLUMNS",
     "AgentDrift",
     "AlertSettings",
     "Breaker",
@@ -29,12 +45,23 @@ __all__ = [
     "PeriodicCheck",
     "Window",
     "WindowOptions",
+    "agent_notes",
+    "brief_lines",
     "check",
     "history",
+    "history_rows",
+    "html_page",
     "measure",
+    "metric_cells",
+    "number",
     "parse_duration",
     "send_alert",
+    "short_hashes",
+    "shown_metrics",
     "snapshot",
+    "sparkline",
     "two_proportion",
+    "verdict_words",
     "watch",
+    "write_html",
 ]

@@ -11,7 +11,7 @@ from mir.drift.domain import METRIC_KINDS, Kind, Levels, MetricResult, default_l
 
 
 @dataclass
-class Judge:
+class MetricVerdicts:
     """Turns measurements into ``MetricResult``s under one agent's drift settings."""
 
     min_samples: int = 200

@@ -2,7 +2,7 @@
 
 The composition root of the capability: it finds the project, its agents and their
 contracts, opens the trace store's analysis view, and hands each agent's windows to
-``DriftQueries`` (SQL) and ``Judge`` (statistics and verdicts).
+``DriftQueries`` (SQL) and ``MetricVerdicts`` (statistics and verdicts).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from mir.contracts import AgentContract, load_contract
-from mir.drift import rows, storage
+from mir.drift import rows, storage, tables
 from mir.drift.domain import (
     AgentDrift,
     DriftReport,
@@ -23,7 +23,7 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
-from mir.drift.metrics import Judge
+from mir.drift.metrics import MetricVerdicts
 from mir.drift.queries import DriftQueries, Selection
 from mir.drift.rubrics import RubricGrader, not_run
 from mir.drift.windows import DEFAULT_REFERENCE, DEFAULT_WINDOW, WindowOptions, parse_duration
@@ -150,15 +150,15 @@ def _selection(
     return sel, current_start - back, reference, current
 
 
-def _judge(contract: AgentContract | None) -> Judge:
+def _verdicts(contract: AgentContract | None) -> MetricVerdicts:
     if contract is None:
-        return Judge()
+        return MetricVerdicts()
     drift = contract.drift
     overrides = {
         name: Levels(warn=level.warn, suspend=level.suspend)
         for name, level in drift.thresholds.items()
     }
-    return Judge(min_samples=drift.min_samples, alpha=drift.alpha, overrides=overrides)
+    return MetricVerdicts(min_samples=drift.min_samples, alpha=drift.alpha, overrides=overrides)
 
 
 def _limits(contract: AgentContract | None) -> list[tuple[str, str, float | None, float | None]]:
@@ -210,7 +210,7 @@ def _measure_agent(
     metrics, causes = agent_metrics(queries, contract, (ref_b.n, cur_b.n))
     if contract is not None and contract.drift.rubrics:
         if grader is not None and contract_path is not None:
-            metrics += grader.metrics(agent, contract, contract_path, _judge(contract))
+            metrics += grader.metrics(agent, contract, contract_path, _verdicts(contract))
         else:
             metrics += not_run(contract)
     return AgentDrift(
@@ -222,36 +222,38 @@ def agent_metrics(
     queries: DriftQueries, contract: AgentContract | None, n: tuple[int, int]
 ) -> tuple[list[MetricResult], list[str]]:
     """Every metric over the windows in ``drift_flows``, and the likely causes."""
-    judge = _judge(contract)
+    verdicts = _verdicts(contract)
     action_field = contract.decision.action_field if contract else "action"
     confidence_field = contract.decision.confidence_field if contract else "confidence"
-    metrics = judge.categorical("action", "action", queries.categories(action_field))
+    metrics = verdicts.categorical("action", "action", queries.categories(action_field))
     fields = queries.fields()
     numeric = [name for name, kind in sorted(fields.items()) if kind == "numeric"]
     measured = queries.numerics(numeric)
     if fields.get(confidence_field) == "numeric":
-        metrics += judge.numeric("confidence", "confidence", measured[confidence_field])
+        metrics += verdicts.numeric("confidence", "confidence", measured[confidence_field])
     for name, kind in sorted(fields.items()):
         if name in (action_field, confidence_field):
             continue
         if kind == "categorical":
-            metrics += judge.categorical(f"field.{name}", "categorical", queries.categories(name))
+            metrics += verdicts.categorical(
+                f"field.{name}", "categorical", queries.categories(name)
+            )
         else:
-            metrics += judge.numeric(f"field.{name}", "numeric", measured[name])
+            metrics += verdicts.numeric(f"field.{name}", "numeric", measured[name])
     for name, hits in queries.rates().items():
-        metrics.append(judge.rate(f"rate.{name}", hits))
+        metrics.append(verdicts.rate(f"rate.{name}", hits))
     costs = queries.costs()
     for name in ("latency.p50", "latency.p95", "latency.p99", "tokens.mean", "cost.mean"):
         ref_value = costs.get("reference", {}).get(name)
         cur_value = costs.get("current", {}).get(name)
-        metrics.append(judge.ratio(name, ref_value, cur_value, n))
+        metrics.append(verdicts.ratio(name, ref_value, cur_value, n))
     hugging = queries.limit_hugging(action_field, _limits(contract))
     if hugging is not None:
         (hr, nr), (hc, nc) = hugging["reference"], hugging["current"]
-        metrics.append(judge.rate("limits.hugging", (hr, nr, hc, nc), family="limits.hugging"))
+        metrics.append(verdicts.rate("limits.hugging", (hr, nr, hc, nc), family="limits.hugging"))
     causes = []
     for what, new in queries.changes().items():
-        metrics.append(judge.change(what, new, n))
+        metrics.append(verdicts.change(what, new, n))
         if n[0]:  # with no reference decisions, everything is "new": no cause to name
             causes += [f"new {what}: {item}" for item in new]
     return metrics, causes
@@ -303,7 +305,7 @@ def measure(
     stored = False
     with (
         TraceStore.for_project(proj) as traces,
-        traces.analysis(write=store) as (con, events, writable),
+        traces.analysis(write=store, tables=tables.TABLES) as (con, events, writable),
     ):
         if writable:  # parse the final events stored since the last run, once (rows.py)
             rows.ingest(con)

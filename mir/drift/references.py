@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mir.drift import storage
+from mir.drift import storage, tables
 from mir.drift.domain import DriftReport, HistoryPoint, Window
 from mir.drift.monitor import _known_agents, _project, _resolve, _trace_agents
 from mir.drift.queries import DriftQueries, Selection
@@ -30,7 +30,7 @@ def snapshot(
     now = options.now or datetime.now(UTC)
     with (
         TraceStore.for_project(proj) as traces,
-        traces.analysis(write=True) as (con, events, writable),
+        traces.analysis(write=True, tables=tables.TABLES) as (con, events, writable),
     ):
         [resolved] = _resolve([agent], sorted({*known, *_trace_agents(con, events)}))
         if not writable:

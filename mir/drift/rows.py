@@ -5,7 +5,7 @@ a week and a day in a 1M-decision store; reading the payloads alone is 60 ms). T
 database's events never change: the store is append-only (compaction inserts whole
 segments in one transaction; nothing updates or deletes a row). So each final event is
 parsed once, by the first drift run that holds the store's write lock, into
-``drift_rows`` (migration ``0006_create_drift_rows``), keyed by the event's (segment, n).
+``drift_rows`` (step ``0006_create_drift_rows``, ``tables.py``), keyed by the event's (segment, n).
 ``drift_ingested`` records, per segment, the (last position + 1, row count) it had when
 parsed: a segment whose figures differ now is parsed again whole, so rows reaching a
 segment in any order are never missed and never doubled.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from mir.drift import tables
 from mir.traces import TraceStoreError
 
 if TYPE_CHECKING:
@@ -69,18 +70,9 @@ def parsed(finals: str) -> str:
     )
 
 
-# The tables as migration ``0006_create_drift_rows`` creates them (kept equal to it by
-# tests/unit/drift/test_rows_schema.py): what a rebuild creates again.
-TABLES = (
-    "CREATE TABLE drift_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
-    'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
-    "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
-    "src VARCHAR, contract_hash VARCHAR, prompt_hashes VARCHAR[], latency_ms DOUBLE, "
-    "tokens DOUBLE, "
-    "decision VARCHAR)",
-    "CREATE TABLE drift_ingested (ingested_segment VARCHAR PRIMARY KEY, "
-    "upto BIGINT NOT NULL, events BIGINT NOT NULL)",
-)
+# The tables as migration ``0006_create_drift_rows`` creates them: what a rebuild
+# creates again (the step's own statements, so the two cannot differ).
+TABLES = tables.step("0006_create_drift_rows").statements
 # Their columns as DuckDB's catalog names them, in order.
 SHAPE = {
     "drift_rows": (

@@ -9,7 +9,7 @@ the mean score (reference minus current, 0 when scores rose), with the KS test o
 two score samples for its p-value (``statistics``).
 
 A judge's word suspends only when it is calibrated, as a suite's judge assertions gate
-only then (``Judge.gating``): the latest calibration of this judge (model and prompt
+only then (``ModelJudge.gating``): the latest calibration of this judge (model and prompt
 hash) in the rubric judge's ``calibration`` file (relative to the contract) must exist
 and reach its ``min_kappa`` (any kappa when none is set). Otherwise the metric reports
 (a suspend level past is a warn) and the report says why.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from mir.contracts import AgentContract, DriftRubric, JudgeSettings, field_line
 from mir.drift import statistics as stats
 from mir.drift.domain import MetricResult
-from mir.drift.metrics import Judge
+from mir.drift.metrics import MetricVerdicts
 from mir.drift.queries import decode_json
 from mir.errors import ConfigError
 from mir.project import Project
@@ -109,7 +109,7 @@ class RubricGrader:
         self.notes: list[str] = []
 
     def metrics(
-        self, agent: str, contract: AgentContract, contract_path: Path, min_floor: Judge
+        self, agent: str, contract: AgentContract, contract_path: Path, min_floor: MetricVerdicts
     ) -> list[MetricResult]:
         check_paths(self.proj, contract_path, contract)
         counts = dict(
@@ -156,7 +156,7 @@ class RubricGrader:
         rubric: DriftRubric,
         contract_path: Path,
         counts: dict[str, int],
-        judge_levels: Judge,
+        judge_levels: MetricVerdicts,
     ) -> MetricResult:
         from mir.evals import read_path
 

@@ -1,4 +1,4 @@
-"""The drift tables in the trace database (migration ``0005_create_drift``).
+"""The drift tables in the trace database (step ``0005_create_drift``, ``tables.py``).
 
 ``drift_metrics`` keeps one row per metric per agent per run, so ``mir drift history``
 can plot any metric over time; ``drift_references`` keeps frozen reference windows

@@ -12,7 +12,7 @@ from uuid import uuid4
 
 from mir.alerts import AlertSettings
 from mir.alerts import send_alert as send
-from mir.drift import storage
+from mir.drift import storage, tables
 from mir.drift.domain import AgentDrift, DriftReport
 from mir.drift.monitor import _Agent, _known_agents, _project, measure
 from mir.drift.windows import WindowOptions
@@ -99,7 +99,7 @@ def _record_unrecorded(proj: Project, known: dict[str, _Agent], report: DriftRep
     missing = []
     with (
         TraceStore.for_project(proj) as traces,
-        traces.analysis(write=True) as (con, events, _),
+        traces.analysis(write=True, tables=tables.TABLES) as (con, events, _),
     ):
         recorded = storage.recorded_suspensions(con, events, sorted(ours))
         for name, entry in sorted(ours.items()):

@@ -2,6 +2,7 @@
 
 from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
+from mir.evals.calibration_report import agreement_line, calibration_to_json
 from mir.evals.decision_paths import read_path, resolve_path
 from mir.evals.domain import (
     AssertionResult,
@@ -16,9 +17,22 @@ from mir.evals.domain import (
     ReplayLinesLeftOver,
     SuiteResult,
 )
+from mir.evals.finishing import Evaluated, evaluate
 from mir.evals.gate import conclude
 from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
+from mir.evals.progress_lines import LineProgress, eta, stopping
+from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
+from mir.evals.summary import (
+    CaseLine,
+    baseline_notes,
+    case_lines,
+    has_repeats,
+    judge_line,
+    outcome_words,
+    sparkline,
+    suite_notes,
+)
 
 _RUNNING = ("run_eval", "render_report", "html_report", "record_history")
 
@@ -42,6 +56,7 @@ __all__ = [
     "Baseline",
     "BaselineRun",
     "Calibration",
+    "CaseLine",
     "CaseRun",
     "CaseSummary",
     "Comparison",
@@ -49,23 +64,38 @@ __all__ = [
     "EvalHistory",
     "EvalHistoryError",
     "EvalReport",
+    "Evaluated",
     "Gate",
     "HistoryRow",
+    "LineProgress",
     "ReplayLinesLeftOver",
     "SuiteResult",
+    "agreement_line",
+    "baseline_notes",
     "baseline_path",
     "calibrate_judge",
+    "calibration_to_json",
+    "case_lines",
     "conclude",
+    "eta",
+    "evaluate",
+    "has_repeats",
     "html_report",
+    "judge_line",
     "open_judge",
+    "outcome_words",
     "read_baseline",
     "read_path",
     "record_history",
+    "recorded_runs",
     "render_html",
     "render_json",
     "render_junit",
     "render_report",
     "resolve_path",
     "run_eval",
+    "sparkline",
+    "stopping",
+    "suite_notes",
     "write_baseline",
 ]

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from pydantic import ValidationError
 from mir.contracts import EvalSuite
 from mir.errors import ConfigError, UsageError
 from mir.evals.domain import Baseline, BaselineRun, CaseRun, SuiteResult
+from mir.storage import write_atomic
 
 _REGENERATE = "regenerate it with `mir eval --update-baseline`"
 
@@ -150,20 +149,9 @@ def write_baseline(path: Path, result: SuiteResult) -> None:
     text = render_baseline(baseline_of(result))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        write_atomic(path, text, mode=0o600)
     except OSError as exc:
         raise _unwritable(path, exc) from exc
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException as exc:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _unwritable(path, exc) from exc
-        raise
 
 
 def _unwritable(path: Path, exc: OSError) -> ConfigError:

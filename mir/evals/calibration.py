@@ -1,10 +1,6 @@
 """Calibrating the judge against human labels (``mir eval calibrate LABELS.jsonl``).
 
-A labels file is JSONL, one human judgement a line, in one of two kinds:
-
-- rubric: ``{"input": {...}, "decision": {...}, "rubric": "...", "label": "pass"|"fail"}``
-- pairwise: ``{"input": {...}, "a": ..., "b": ..., "criteria": "...", "label": "A"|"B"|"tie"}``
-
+The labels file (rubric and pairwise lines) is read by ``calibration_labels``.
 The judge judges each line (pairwise positions swapped, as in a suite); its verdicts
 against the labels give Cohen's kappa, raw agreement and the confusion matrix per kind.
 A rubric line compares the judge's pass (verdict ``pass`` AND score >= the rubric
@@ -12,89 +8,66 @@ assertion's default ``min_score``, 0.5: the rule a suite's rubric assertion appl
 with the label, so the kappa measured is the kappa of what gates. A judge flow that ends without a
 verdict counts as the label ``no verdict``: a disagreement, never dropped.
 Each run appends one record per kind to ``judge-calibration.json`` beside the labels
-(a JSON list, newest last, committed so CI can gate on ``judge.min_kappa``). A record
-counts only for the judge that made it: the same model and prompt hash.
+(``calibration_records``: a JSON list, newest last, committed so CI can gate on
+``judge.min_kappa``). A record counts only for the judge that made it: the same model
+and prompt hash.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from mir.contracts import Rubric
-from mir.errors import ConfigError, UsageError
+from mir.contracts import Route, Rubric
+from mir.errors import UsageError
+from mir.evals.calibration_labels import KIND_LABELS, PairwiseLabel, RubricLabel, read_labels
+from mir.evals.calibration_records import (
+    RECORDS_FILE,
+    CalibrationRecord,
+    Confusion,
+    Kind,
+    append_calibrations,
+)
+from mir.evals.judge_identity import JudgeIdentity
+from mir.evals.judge_outcomes import GradeOutcome, PairOutcome
 from mir.evals.kappa import Agreement, agreement
 
-if TYPE_CHECKING:
-    from mir.evals.judging import Judge
-
-Kind = Literal["rubric", "pairwise"]
-KIND_LABELS: dict[str, tuple[str, ...]] = {
-    "rubric": ("pass", "fail"),
-    "pairwise": ("A", "B", "tie"),
-}
 # The judge's column when its flow ended without a verdict: a disagreement, never dropped.
 NO_VERDICT = "no verdict"
 # What a rubric assertion needs unless it says otherwise (the same rule as the suite's).
 DEFAULT_MIN_SCORE: float = Rubric.model_fields["min_score"].default
-RECORDS_FILE = "judge-calibration.json"
 
 
-class _Label(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class LabelJudge(Protocol):
+    """What calibrating asks of a judge (``mir.evals.judging.ModelJudge`` is one)."""
 
-    id: str | None = Field(None, description="Optional name of the example, for the report.")
-    input: dict[str, Any]
-    context: dict[str, Any] | None = Field(None, description="The world, when it matters.")
+    @property
+    def identity(self) -> JudgeIdentity: ...
 
+    @property
+    def route(self) -> Route: ...
 
-class RubricLabel(_Label):
-    decision: Any = Field(description="The answer graded (a decision, or one field of it).")
-    rubric: str = Field(min_length=1)
-    label: Literal["pass", "fail"]
+    def grade_answer(
+        self,
+        rubric: str,
+        input: Mapping[str, Any],
+        answer: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> GradeOutcome: ...
 
-    kind: ClassVar[Kind] = "rubric"
-
-
-class PairwiseLabel(_Label):
-    a: Any
-    b: Any
-    criteria: str = Field(min_length=1)
-    label: Literal["A", "B", "tie"]
-
-    kind: ClassVar[Kind] = "pairwise"
-
-
-class Confusion(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    labels: list[str] = Field(description="Row = human label, column = judge's verdict.")
-    matrix: list[list[int]]
-
-
-class CalibrationRecord(BaseModel):
-    """One calibration of one judge on one kind of labels (a line of the records file)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    judge_model: str = Field(description="'llama:default', 'litellm:<id>', 'scripted'.")
-    prompt_hash: str
-    kind: Kind
-    kappa: float | None = Field(description="Cohen's kappa; null when undefined.")
-    agreement: float
-    n: int
-    labels: str = Field(description="The labels file, relative to the records file.")
-    at: datetime
-    confusion: Confusion | None = None
-    position_consistency: float | None = None
+    def compare_answers(
+        self,
+        criteria: str,
+        input: Mapping[str, Any],
+        candidate: Any,
+        reference: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> PairOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -124,54 +97,6 @@ class Calibration:
     prompt_hash: str
     kinds: tuple[KindResult, ...]
     records_file: Path | None
-
-
-def read_labels(path: Path) -> list[RubricLabel | PairwiseLabel]:
-    """Every labelled example; a missing file, a bad line or an unknown label is one
-    ConfigError naming the file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(
-            "labels file not found",
-            where=str(path),
-            hint="write one JSON object a line: input, decision, rubric, label (pass|fail)",
-        ) from exc
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise ConfigError("labels file is not a UTF-8 text file", where=str(path)) from exc
-    examples: list[RubricLabel | PairwiseLabel] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"not JSON: {exc.msg}", where=where, hint=_FORMAT_HINT) from exc
-        examples.append(_example(raw, where))
-    if not examples:
-        raise ConfigError("labels file has no examples", where=str(path))
-    return examples
-
-
-def _example(raw: Any, where: str) -> RubricLabel | PairwiseLabel:
-    if not isinstance(raw, dict):
-        raise ConfigError("a line must be a JSON object", where=where)
-    model: type[RubricLabel | PairwiseLabel] = PairwiseLabel if "criteria" in raw else RubricLabel
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or "line"
-        allowed = " | ".join(KIND_LABELS["pairwise" if model is PairwiseLabel else "rubric"])
-        hint = f"label is one of {allowed}" if field == "label" else _FORMAT_HINT
-        raise ConfigError(f"{field}: {error['msg']}", where=where, hint=hint) from exc
-
-
-_FORMAT_HINT = (
-    'a rubric line: {"input", "decision", "rubric", "label": "pass"|"fail"}; '
-    'a pairwise line: {"input", "a", "b", "criteria", "label": "A"|"B"|"tie"}'
-)
 
 
 def calibrate_judge(
@@ -223,7 +148,7 @@ def calibrate_judge(
 
 def calibrate(
     labels_file: Path,
-    judge: Judge,
+    judge: LabelJudge,
     *,
     record: bool = True,
     progress: Callable[[int, int], None] | None = None,
@@ -276,12 +201,12 @@ def calibrate(
     )
 
 
-def _enough_replies(judge: Judge, examples: Sequence[RubricLabel | PairwiseLabel]) -> None:
+def _enough_replies(judge: LabelJudge, examples: Sequence[RubricLabel | PairwiseLabel]) -> None:
     """A replayed judge (scripted responses) with fewer lines than the examples need is
     refused before any verdict, as ``mir eval --responses`` is: the examples past the
     end would get no verdict, and a kappa over the rest means nothing."""
-    route = getattr(judge, "route", None)
-    if route is None or route.provider != "scripted" or route.responses is None:
+    route = judge.route
+    if route.provider != "scripted" or route.responses is None:
         return
     from mir.inference import read_responses
 
@@ -308,7 +233,7 @@ def _numbered(
     return list(zip(lines, examples, strict=True))
 
 
-def _judge(judge: Judge, number: int, example: RubricLabel | PairwiseLabel) -> Judged:
+def _judge(judge: LabelJudge, number: int, example: RubricLabel | PairwiseLabel) -> Judged:
     if isinstance(example, RubricLabel):
         graded = judge.grade_answer(
             example.rubric, example.input, example.decision, context=example.context
@@ -345,49 +270,3 @@ def _kind_result(kind: Kind, judged: list[Judged]) -> KindResult:
         answered = [j.position_consistent for j in judged if j.position_consistent is not None]
         consistency = sum(answered) / len(answered) if answered else None
     return KindResult(kind, result, tuple(judged), consistency)
-
-
-# ---------------------------------------------------------------------- the records file
-def read_calibrations(path: Path) -> list[CalibrationRecord]:
-    """The records in ``path`` (oldest first); none when the file does not exist."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"calibration records unreadable: {exc}", where=str(path)) from exc
-    if not isinstance(raw, list):
-        raise ConfigError("calibration records must be a JSON list", where=str(path))
-    try:
-        return [CalibrationRecord.model_validate(item) for item in raw]
-    except ValidationError as exc:
-        raise ConfigError(
-            f"calibration records malformed: {exc.errors()[0]['msg']}", where=str(path)
-        ) from exc
-
-
-def latest_calibrations(
-    records: Sequence[CalibrationRecord], judge_model: str, prompt_hash: str
-) -> list[CalibrationRecord]:
-    """The newest record of each kind for this judge (same model and prompt hash)."""
-    latest: dict[str, CalibrationRecord] = {}
-    for record in records:
-        if record.judge_model == judge_model and record.prompt_hash == prompt_hash:
-            latest[record.kind] = record  # the list is oldest first: the last one wins
-    return list(latest.values())
-
-
-def append_calibrations(path: Path, new: Sequence[CalibrationRecord]) -> None:
-    """Append ``new`` to the list in ``path``, replacing the file atomically (a crash
-    leaves the old list or the new one, never half of it)."""
-    records = [*read_calibrations(path), *new]
-    text = json.dumps([r.model_dump(mode="json") for r in records], indent=2) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -1,6 +1,6 @@
 """Eval runs over time, in DuckDB (``.mir/evals.duckdb``): ``mir eval history AGENT``.
 
-Two tables, created through named, ordered migrations (as the trace database does):
+Two tables, created through named, ordered steps (``mir.storage.migrate``, scope ``evals``):
 ``runs`` (one row per suite run: pass rate, broken/fixed, gate, model, prompt hash) and
 ``case_results`` (one row per case and repeat). A report is recorded in one
 transaction; the case rows go through one newline-delimited JSON file read by DuckDB
@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,9 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mir.errors import MirUserError, is_lock_conflict
+from mir.errors import MirUserError
 from mir.evals.domain import EvalReport, SuiteResult
 from mir.evals.reports import failed_assertions
+from mir.storage import (
+    Migration,
+    UnknownMigrationError,
+    is_lock_conflict,
+    migrate,
+    retrying_while_locked,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,8 +49,8 @@ LOCK_TIMEOUT_SECONDS = 5.0
 _CHUNK = 400  # rows per INSERT: few statements, and well under DuckDB's parameter limits
 
 # Migrations are frozen text: never derived from code that may change later.
-MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
+MIGRATIONS = (
+    Migration(
         "0001_create_runs",
         (
             "CREATE TABLE runs (run_id VARCHAR PRIMARY KEY, recorded_at TIMESTAMPTZ NOT NULL, "
@@ -56,7 +62,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "position_consistency DOUBLE)",
         ),
     ),
-    (
+    Migration(
         "0002_create_case_results",
         (
             "CREATE TABLE case_results (run_id VARCHAR NOT NULL, case_id VARCHAR NOT NULL, "
@@ -67,7 +73,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # what ran the suite: NULL for `mir eval`, 'promotion gate NAME@VERSION' for the
     # gate of `mir models promote --to production`
-    ("0003_runs_origin", ("ALTER TABLE runs ADD COLUMN origin VARCHAR",)),
+    Migration("0003_runs_origin", ("ALTER TABLE runs ADD COLUMN origin VARCHAR",)),
 )
 _RUN_COLUMNS = (
     "run_id, recorded_at, suite, agent, started_at, finished_at, provider, model, "
@@ -144,7 +150,7 @@ class EvalHistory:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         ids = [uuid.uuid4().hex for _ in report.suites]
         with self._connect(read_only=False) as con:
-            _migrate(con)
+            migrate(con, "evals", MIGRATIONS, where=str(self.path))
             con.execute("BEGIN TRANSACTION")
             try:
                 runs = [
@@ -184,7 +190,7 @@ class EvalHistory:
         stored): a busy or damaged history must never cost the run its report."""
         try:
             self.record(report, origin=origin)
-        except EvalHistoryError as exc:
+        except (EvalHistoryError, UnknownMigrationError) as exc:  # or a newer mir's file
             return f"eval history not recorded: {exc}"
         return None
 
@@ -240,17 +246,12 @@ class EvalHistory:
     def _connect(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         import duckdb
 
-        deadline = time.monotonic() + self.lock_timeout
-        while True:
-            try:
-                con = duckdb.connect(str(self.path), read_only=read_only)
-                break
-            except duckdb.Error as exc:
-                locked = is_lock_conflict(exc)
-                if locked and time.monotonic() < deadline:
-                    time.sleep(0.05)  # another mir eval is writing its report: take turns
-                    continue
-                raise _explain(self.path, exc, locked=locked) from exc
+        try:  # another mir eval writing its report: take turns
+            con = retrying_while_locked(
+                lambda: duckdb.connect(str(self.path), read_only=read_only), self.lock_timeout
+            )
+        except duckdb.Error as exc:
+            raise _explain(self.path, exc, locked=is_lock_conflict(exc)) from exc
         try:
             con.execute("SET enable_progress_bar = false")
             yield con
@@ -273,22 +274,6 @@ def _explain(path: Path, exc: Exception, *, locked: bool) -> EvalHistoryError:
         where=str(path),
         hint="move the file aside; the next `mir eval` starts a new history",
     )
-
-
-def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations "
-        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-    )
-    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
-    for name, statements in MIGRATIONS:
-        if name in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        for statement in statements:
-            con.execute(statement)
-        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
-        con.execute("COMMIT")
 
 
 def _insert(

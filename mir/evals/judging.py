@@ -9,153 +9,34 @@ both, so one llama model load (or one scripted file, consumed in call order) ser
 
 A pairwise comparison is asked twice, positions swapped; when the two answers disagree
 on who wins, the outcome is a tie and ``position_consistent`` is False. Whether judge
-assertions gate is ``Judge.gating()``: only when the suite's ``judge.min_kappa`` is met by
+assertions gate is ``ModelJudge.gating()``: only when the suite's ``judge.min_kappa`` is met by
 the latest calibration of this judge's model and prompt hash (``mir eval calibrate``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from mir.contracts import EvalCase, JudgeSettings, Pairwise, Route, Rubric, load_contract
-from mir.errors import ConfigError
-from mir.evals.calibration import latest_calibrations, read_calibrations
+from mir.evals.calibration_records import gating
 from mir.evals.domain import AssertionResult
+from mir.evals.judge_identity import JudgeIdentity, judge_home, judge_prompt_hash
+from mir.evals.judge_outcomes import OUTCOME_SCORE, GradeOutcome, Outcome, PairOutcome
+from mir.evals.judge_route import judge_route
 from mir.inference import ModelSettings
 from mir.project import Project
 
 if TYPE_CHECKING:
     from mir.runtime import Agent, DecisionRecord
 
-Outcome = Literal["win", "tie", "loss"]
-# What the candidate scores for each pairwise outcome (reported, never gated on).
-OUTCOME_SCORE: dict[str, float] = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
-
-def judge_home() -> Path:
-    """``capabilities/judge``: ``mir/_capabilities/judge`` in an installed wheel, else the
-    repository's own folder (a source checkout or an editable install)."""
-    package = Path(__file__).resolve().parent.parent  # the ``mir`` package
-    shipped = package / "_capabilities" / "judge"
-    return shipped if shipped.is_dir() else package.parent / "capabilities" / "judge"
-
-
-def judge_prompt_hash(home: Path | None = None) -> str:
-    """Hash of everything that shapes the judge's answers: both contracts, both prompt
-    templates and the decision schemas. A calibration counts only for this hash."""
-    home = home or judge_home()
-    digest = hashlib.sha256()
-    files = [*sorted((home / "agents").glob("*.yaml")), *sorted((home / "agents").glob("*.j2"))]
-    for file in [*files, home / "domain.py"]:
-        digest.update(file.relative_to(home).as_posix().encode())
-        # newline-normalised: a checkout with CRLF endings is the same judge
-        digest.update(file.read_bytes().replace(b"\r\n", b"\n"))
-    return digest.hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class JudgeIdentity:
-    """Which judge this is, for calibration records: model and prompt hash."""
-
-    provider: str
-    model: str
-    prompt_hash: str
-
-    @property
-    def model_label(self) -> str:
-        """``llama:default``, ``litellm:openai/gpt-4o-mini``, ``scripted``."""
-        return self.provider if self.provider == "scripted" else f"{self.provider}:{self.model}"
-
-
-@dataclass(frozen=True)
-class GradeOutcome:
-    """One rubric grading: the verdict, or why there is none (``problem``)."""
-
-    verdict: str | None
-    score: float | None
-    reason: str | None
-    flow_id: str
-    problem: str | None = None
-
-    def passes(self, min_score: float) -> bool:
-        """What a rubric assertion and a calibration both count as the judge's "pass":
-        the verdict says pass AND the score reaches ``min_score``. One rule for both, so
-        the kappa a calibration measures is the kappa of what gates (a small model
-        answers "pass" with score 0; that is not a pass)."""
-        return self.verdict == "pass" and self.score is not None and self.score >= min_score
-
-
-@dataclass(frozen=True)
-class PairOutcome:
-    """A pairwise comparison asked in both orders, from the candidate's side."""
-
-    outcome: Outcome | None  # after the swap rule: a flip is a tie
-    consistent: bool | None  # both orders named the same winner
-    first: str | None  # verdict with the candidate as A
-    second: str | None  # verdict with the candidate as B
-    reasons: tuple[str, str]
-    flow_ids: tuple[str, str]
-    problem: str | None = None
-
-
-def judge_route(
-    settings: JudgeSettings,
-    *,
-    suite_dir: Path,
-    model_settings: ModelSettings,
-    provider: str | None = None,
-    max_tokens: int = 640,
-) -> Route:
-    """The one route both judge agents use: the suite's ``judge:`` settings, else the
-    project's ``[tool.mir.model]``.
-
-    The run's ``provider`` (``mir eval --provider``) picks the agent's model, not the
-    judge's: a judge stays the same judge whatever model is under test, so its
-    calibration still holds. Only a scripted run (offline replay) makes a judge without
-    a provider of its own scripted too: it then replays ``judge.responses``, which a run
-    on a real model ignores (recorded verdicts of other answers would mean nothing).
-    Decoding settings (temperature, ``max_tokens``) stay the judge contract's."""
-    chosen = settings.provider
-    if chosen is None:
-        chosen = "scripted" if provider == "scripted" else model_settings.provider
-    responses = None
-    if chosen == "scripted" and settings.responses is not None:
-        responses = Path(settings.responses).expanduser()
-        responses = responses if responses.is_absolute() else suite_dir / responses
-    if chosen == "scripted" and responses is None:
-        raise ConfigError(
-            "the judge runs scripted but the suite names no judge responses",
-            hint="set judge.responses to a JSONL file of the judge's raw outputs "
-            "(relative to the suite), or judge.provider to llama or litellm",
-        )
-    same = model_settings.provider == chosen
-    model = settings.model or (model_settings.model if same else None)
-    if chosen == "llama":
-        model = model or "default"
-    if chosen == "litellm" and not model:
-        raise ConfigError(
-            "the judge runs on litellm but names no model",
-            hint="set judge.model, e.g. 'openai/gpt-4o-mini'",
-        )
-    return Route(
-        name="judge",
-        provider=chosen,  # type: ignore[arg-type]
-        model=model if chosen != "scripted" else None,
-        api_base=settings.api_base or (model_settings.api_base if same else None),
-        api_key_env=settings.api_key_env or (model_settings.api_key_env if same else None),
-        temperature=0.0,  # the same answer for the same question: a judge must be repeatable
-        max_tokens=max_tokens,
-        responses=str(responses) if responses is not None else None,
-    )
-
-
-class Judge:
-    """The judge of one suite (or one calibration run). Loads its agents on first use."""
+class ModelJudge:
+    """The built-in judge of one suite (or one calibration run): its two agents, asked on
+    one model route, loaded on first use."""
 
     def __init__(
         self,
@@ -267,31 +148,8 @@ class Judge:
         the latest calibration of this model + prompt hash reached it (every kind
         calibrated: rubric and pairwise each count). Read once per judge."""
         if self._gating is None:
-            self._gating = self._read_gating()
+            self._gating = gating(self.identity, self.settings, self.suite_dir)
         return self._gating
-
-    def _read_gating(self) -> tuple[bool, str | None]:
-        minimum = self.settings.min_kappa
-        if minimum is None:
-            return True, None
-        path = self.suite_dir / self.settings.calibration
-        who = f"model {self.identity.model_label}, prompt {self.identity.prompt_hash}"
-        how = f"run `mir eval calibrate LABELS.jsonl` (records go to {path.name} beside it)"
-        try:
-            records = read_calibrations(path)
-        except ConfigError as exc:
-            return False, f"judge not calibrated: {exc}; {how}"
-        latest = latest_calibrations(records, self.identity.model_label, self.identity.prompt_hash)
-        if not latest:
-            return False, f"judge not calibrated: no calibration of {who} in {path}; {how}"
-        for record in latest:
-            if record.kappa is None or record.kappa < minimum:
-                kappa = "undefined" if record.kappa is None else f"{record.kappa:.2f}"
-                return False, (
-                    f"judge not calibrated: {record.kind} kappa {kappa} < min_kappa "
-                    f"{minimum:g} ({who}); {how}"
-                )
-        return True, None
 
     # ------------------------------------------------------------------ raw judgements
     def grade_answer(
@@ -399,7 +257,7 @@ class Judge:
             self._traces.close()
             self._traces = None
 
-    def __enter__(self) -> Judge:
+    def __enter__(self) -> ModelJudge:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -414,11 +272,11 @@ def open_judge(
     traces: Any = None,
     provider: str | None = None,
     response_cache: Path | None = None,
-) -> Judge:
+) -> ModelJudge:
     """The judge a suite's ``judge:`` settings describe (see ``judge_route``).
 
     ``traces``: a trace sink to share (the runner's); default: the project's store,
-    opened on the first judgement and closed by ``Judge.close``. ``response_cache``: the
+    opened on the first judgement and closed by ``ModelJudge.close``. ``response_cache``: the
     run's cache folder, passed to ``load_agent`` (judge answers are cached like any).
     """
     own = load_contract(judge_home() / "agents" / "grade.yaml").routes[0]
@@ -429,7 +287,7 @@ def open_judge(
         provider=provider,
         max_tokens=own.max_tokens,
     )
-    return Judge(
+    return ModelJudge(
         route,
         project=project,
         settings=settings,

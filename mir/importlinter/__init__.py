@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mir.importlinter.application import ContractResult
+    from mir.importlinter.catalogue import rule_catalogue, rule_doc
     from mir.importlinter.domain.rules import RULE_DOCS
     from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
+    from mir.importlinter.linting import default_root, lint_project, replay_project, watch_project
 
 _WHERE = {
     "ContractResult": "application",
@@ -21,9 +23,27 @@ _WHERE = {
     "cached_contracts": "entrypoints",
     "check_contracts": "entrypoints",
     "evaluate": "entrypoints",
+    "rule_catalogue": "catalogue",
+    "rule_doc": "catalogue",
+    "default_root": "linting",
+    "lint_project": "linting",
+    "replay_project": "linting",
+    "watch_project": "linting",
 }
 
-__all__ = ["RULE_DOCS", "ContractResult", "cached_contracts", "check_contracts", "evaluate"]
+__all__ = [
+    "RULE_DOCS",
+    "ContractResult",
+    "cached_contracts",
+    "check_contracts",
+    "default_root",
+    "evaluate",
+    "lint_project",
+    "replay_project",
+    "rule_catalogue",
+    "rule_doc",
+    "watch_project",
+]
 
 
 def __getattr__(name: str) -> Any:

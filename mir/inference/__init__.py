@@ -3,6 +3,7 @@
 from mir.inference.adapters import provider_for
 from mir.inference.application import ModelProvider
 from mir.inference.cache import CachedProvider, ResponseCache, with_cache
+from mir.inference.checksums import CACHE_FILE as DIGEST_CACHE
 from mir.inference.checksums import FILE_HASHER, FileHasher
 from mir.inference.domain import (
     Message,
@@ -14,13 +15,15 @@ from mir.inference.domain import (
     ShedError,
     TokenLogprob,
 )
+from mir.inference.foreground_first import background, foreground
 from mir.inference.gguf_metadata import trained_context
-from mir.inference.llama import MODEL_CACHE, LlamaProvider, embedded_model_path
+from mir.inference.llama import MODEL_CACHE, LlamaProvider
+from mir.inference.llama_setup import embedded_model_path
 from mir.inference.remote import LiteLLMProvider
-from mir.inference.scheduler import background, foreground
 from mir.inference.scripted import ScriptedProvider, read_responses
 
 __all__ = [
+    "DIGEST_CACHE",
     "FILE_HASHER",
     "MODEL_CACHE",
     "CachedProvider",

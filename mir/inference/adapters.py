@@ -12,7 +12,8 @@ from mir.contracts import Route
 from mir.errors import ConfigError
 from mir.inference.application import ModelProvider
 from mir.inference.domain import ModelSettings
-from mir.inference.llama import DEFAULT_MODEL, LlamaProvider
+from mir.inference.llama import LlamaProvider
+from mir.inference.llama_setup import DEFAULT_MODEL
 from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 

@@ -48,11 +48,20 @@ from pydantic import ValidationError
 
 from mir.inference.application import ModelProvider
 from mir.inference.domain import ModelRequest, ModelResponse, ProviderError
+from mir.storage import Migration, UnknownMigrationError, migrate
 
 CACHE_FILE = "responses.sqlite3"
 # Bumped when the key material or the stored form changes: old entries stop matching.
 KEY_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
+# A cache written before the migration runner holds the table already: a no-op there.
+MIGRATIONS = (
+    Migration(
+        "0001_create_responses",
+        "CREATE TABLE IF NOT EXISTS responses ("
+        "key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)",
+    ),
+)
 
 
 def _warn_stderr(message: str) -> None:
@@ -108,11 +117,7 @@ class ResponseCache:
                 db.execute("PRAGMA journal_mode=WAL")
                 # A lost entry costs one model call again: no fsync on every answer.
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS responses ("
-                    "key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
-                )
-                db.commit()
+                migrate(db, "cache", MIGRATIONS, where=str(self.path))
             except BaseException:
                 db.close()
                 raise
@@ -139,7 +144,7 @@ class ResponseCache:
                     .execute("SELECT response FROM responses WHERE key = ?", (key,))
                     .fetchone()
                 )
-            except (sqlite3.Error, OSError) as exc:
+            except (sqlite3.Error, OSError, UnknownMigrationError) as exc:
                 self._give_up(exc)
                 return None
         if row is None:
@@ -168,7 +173,7 @@ class ResponseCache:
                     (key, stored, time.time()),
                 )
                 db.commit()
-            except (sqlite3.Error, OSError) as exc:
+            except (sqlite3.Error, OSError, UnknownMigrationError) as exc:
                 self._give_up(exc)
 
     def close(self) -> None:

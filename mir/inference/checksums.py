@@ -1,10 +1,11 @@
 """Integrity before load: a GGUF's sha256 is checked before llama.cpp opens it.
 
 Why a cache: hashing a 100 MB+ model on every start costs seconds. A file is identified
-by (path, size, mtime_ns, inode, ctime_ns): an edited or replaced file changes one of
-them and is hashed again. mtime alone is not enough: ``os.utime`` (or ``touch -r``,
-``cp -p``, ``rsync -t``) puts it back after a same-size edit; the kernel sets ctime on
-every write and on that very utime call, and no user can set it back. The digests live
+by its path and identity (``mir.storage.identity``: dev, inode, size, mtime_ns,
+ctime_ns): an edited or replaced file changes one of them and is hashed again. mtime
+alone is not enough: ``os.utime`` (or ``touch -r``, ``cp -p``, ``rsync -t``) puts it
+back after a same-size edit; the kernel sets ctime on every write and on that very
+utime call, and no user can set it back. The digests live
 in-process and in a small JSON file (``<root>/.mir/cache/sha256.json``) so a second
 process does not re-hash an unchanged file either. The cache file is only an
 optimisation: a corrupt or unreadable one is ignored and rewritten.
@@ -22,16 +23,15 @@ inode, unchanged, after the load.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from mir.inference.domain import ModelIntegrityError
+from mir.storage import DigestCache, identity, write_atomic
 
 CHUNK = 1 << 20
 CACHE_FILE = Path(".mir") / "cache" / "sha256.json"
@@ -76,9 +76,12 @@ class FileHasher:
     ``hashes`` counts the files actually read (what the tests and a curious operator look at)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, int, int, int, int], str] = {}
+        self._cache = DigestCache()  # sha256, by (dev, ino, size, mtime_ns, ctime_ns)
         self._lock = threading.Lock()
-        self.hashes = 0
+
+    @property
+    def hashes(self) -> int:
+        return self._cache.hashes
 
     def digest(self, path: Path, cache_file: Path | None = None) -> str:
         with self.opened(path, cache_file) as checked:
@@ -107,20 +110,14 @@ class FileHasher:
     def _digest(self, fd: int, path: Path, stat: os.stat_result, cache_file: Path | None) -> str:
         key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
         with self._lock:
-            if key in self._known:
-                return self._known[key]
+            known = self._cache.known(str(path), identity(stat))
+            if known is not None:
+                return known
             stored = _read(cache_file).get(_entry(key)) if cache_file else None
             if isinstance(stored, str) and len(stored) == 64:
-                self._known[key] = stored
+                self._cache.remember(str(path), identity(stat), stored)
                 return stored
-            digest = hashlib.sha256()
-            offset = 0
-            while chunk := os.pread(fd, CHUNK, offset):
-                digest.update(chunk)
-                offset += len(chunk)
-            value = digest.hexdigest()
-            self.hashes += 1
-            self._known[key] = value
+            value = self._cache.digest_descriptor(fd, str(path), stat)
             if cache_file is not None:
                 _write(cache_file, {**_read(cache_file), _entry(key): value})
             return value
@@ -131,7 +128,7 @@ class FileHasher:
 
     def clear(self) -> None:
         with self._lock:
-            self._known.clear()
+            self._cache.clear()
 
 
 def _check(path: Path, actual: str, expected: str) -> None:
@@ -158,10 +155,7 @@ def _write(cache_file: Path, data: dict[str, object]) -> None:
     """Atomic replace: two processes writing at once leave one whole file, never half."""
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=".sha256-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, sort_keys=True)
-        os.replace(tmp, cache_file)
+        write_atomic(cache_file, json.dumps(data, sort_keys=True), mode=0o600)
     except OSError:
         pass  # a read-only project still verifies; it only hashes again next start
 

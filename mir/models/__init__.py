@@ -11,6 +11,16 @@ from mir.models.domain import (
 )
 from mir.models.editing import EntryChanged, register, rollback, set_stage
 from mir.models.history import ModelChange, changes, history_path, record
+from mir.models.listing import model_entries, model_history, model_versions
+from mir.models.reading import (
+    CHANGE_COLUMNS,
+    ENTRY_COLUMNS,
+    change_cells,
+    entry_cells,
+    entry_fields,
+    gate_words,
+)
+from mir.models.registration import author, refuse_secret, register_version
 from mir.models.registry_file import (
     FILE_NAME,
     artifact_path,
@@ -22,6 +32,8 @@ from mir.models.resolution import Resolved, RouteResolver, check_routes, names_r
 from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
+    "CHANGE_COLUMNS",
+    "ENTRY_COLUMNS",
     "FILE_NAME",
     "EntryChanged",
     "ModelChange",
@@ -36,15 +48,25 @@ __all__ = [
     "Stage",
     "Subscription",
     "artifact_path",
+    "author",
+    "change_cells",
     "changes",
     "check_routes",
+    "entry_cells",
+    "entry_fields",
+    "gate_words",
     "history_path",
     "in_canary",
+    "model_entries",
+    "model_history",
+    "model_versions",
     "names_registry_model",
     "parse_registry",
     "read_registry",
     "record",
+    "refuse_secret",
     "register",
+    "register_version",
     "registry_path",
     "rollback",
     "set_stage",

@@ -20,9 +20,6 @@ its history row stays (the file and the history disagree).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +34,7 @@ from mir.models.registry_file import (
     read_registry_text,
     registry_path,
 )
+from mir.storage import write_atomic
 
 _HEADER = (
     "# The model registry: every model version routes may name (`model: NAME` is the\n"
@@ -344,15 +342,4 @@ def _unrecorded(con: Any, before: Registry, moves: list[ModelChange]) -> list[Mo
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(temp, path.stat().st_mode & 0o777)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text, mode=None if path.exists() else 0o600)  # kept, or owner-only

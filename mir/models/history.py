@@ -3,7 +3,7 @@
 
 ``models.toml`` says where each version is now (reviewable in a pull request); this file
 says how it got there, including refused promotions and ``--force``. Schema changes are
-named migrations recorded in ``_migrations``, like the trace database's.
+named steps of ``mir.storage.migrate`` (scope ``models``), like every database's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mir.errors import ConfigError, is_lock_conflict
+from mir.errors import ConfigError
+from mir.storage import Migration, is_lock_conflict, migrate
 
 if TYPE_CHECKING:
     import duckdb
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
 HISTORY_FILE = Path(".mir") / "models.duckdb"
 
 # Frozen text: never derived from code that may change later.
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
+MIGRATIONS = (
+    Migration(
         "0001_create_model_changes",
         "CREATE TABLE model_changes (name VARCHAR NOT NULL, version VARCHAR NOT NULL, "
         'from_stage VARCHAR, to_stage VARCHAR NOT NULL, share DOUBLE, "by" VARCHAR NOT NULL, '
@@ -76,7 +77,7 @@ def open_history(root: Path, *, read_only: bool = False) -> Iterator[duckdb.Duck
         try:
             con.execute("SET enable_progress_bar = false")
             if not read_only:
-                _migrate(con)
+                migrate(con, "models", MIGRATIONS, where=str(path))
         except duckdb.Error as exc:
             raise _explain(path, exc) from exc
         yield con
@@ -97,21 +98,6 @@ def _explain(path: Path, exc: Exception) -> ConfigError:
         where=str(path),
         hint="move it aside and retry; models.toml was not changed",
     )
-
-
-def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations "
-        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-    )
-    done = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        con.execute(sql)
-        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
-        con.execute("COMMIT")
 
 
 def insert_change(con: duckdb.DuckDBPyConnection, change: ModelChange) -> None:
@@ -167,3 +153,17 @@ def changes(root: Path, name: str | None = None) -> list[ModelChange]:
         data["gate"] = json.loads(data["gate"]) if data["gate"] else None
         out.append(ModelChange.model_validate(data))
     return out
+
+
+class ModelHistory:
+    """The history of one project's registry as a store (``mir.storage.ModelChangeLog``):
+    what a second backend replaces."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def record(self, changes: list[ModelChange]) -> None:
+        record(self.root, changes)
+
+    def changes(self, name: str | None = None) -> list[ModelChange]:
+        return changes(self.root, name)

@@ -5,15 +5,14 @@ threads, re-entrant within one thread (a rollback calls ``set_stage``)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from mir.errors import ConfigError
 from mir.models.registry_file import FILE_NAME
+from mir.storage import file_lock
 
 LOCK_FILE = Path(".mir") / "models.lock"
 # How long an edit waits for another edit to finish before giving up with one line.
@@ -26,8 +25,6 @@ _T = TypeVar("_T")
 @contextlib.contextmanager
 def editing_lock(root: Path) -> Iterator[None]:
     """Exclusive across processes and threads; re-entrant within one thread."""
-    import fcntl
-
     depth = getattr(_held, "depth", 0)
     if depth:
         _held.depth = depth + 1
@@ -37,37 +34,26 @@ def editing_lock(root: Path) -> Iterator[None]:
             _held.depth -= 1
         return
     path = root / LOCK_FILE
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot open the registry's edit lock ({exc.strerror})",
-            where=str(path),
-            hint=f"{FILE_NAME} was not changed",
-        ) from exc
-    try:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise ConfigError(
-                        f"another `mir models` edit has held {FILE_NAME} for over "
-                        f"{LOCK_WAIT_S:.0f} s",
-                        where=str(path),
-                        hint=f"retry when it is done; {FILE_NAME} was not changed",
-                    ) from None
-                time.sleep(0.02)
+    with contextlib.ExitStack() as stack:
+        try:
+            held = stack.enter_context(file_lock(path, timeout=LOCK_WAIT_S, mode=0o644))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot open the registry's edit lock ({exc.strerror})",
+                where=str(path),
+                hint=f"{FILE_NAME} was not changed",
+            ) from exc
+        if not held:
+            raise ConfigError(
+                f"another `mir models` edit has held {FILE_NAME} for over {LOCK_WAIT_S:.0f} s",
+                where=str(path),
+                hint=f"retry when it is done; {FILE_NAME} was not changed",
+            )
         _held.depth = 1
         try:
             yield
         finally:
             _held.depth = 0
-    finally:
-        os.close(fd)  # drops the flock
 
 
 def serialized(edit: Callable[_P, _T]) -> Callable[_P, _T]:

@@ -69,7 +69,7 @@ def check_canaries(
         if not comparison.roll_back:
             continue
         why = comparison.evidence()
-        from mir.models import set_stage  # lands with the registry editing (helper m1)
+        from mir.models import set_stage  # the registry's own edit: validated, atomic
 
         try:
             set_stage(

@@ -12,7 +12,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from mir.errors import ConfigError, UsageError
 from mir.reviewers.roster import load_reviewers, reviewer_named
+from mir.storage import write_atomic
 
 FILE_NAME = "reviewer-logins.json"
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -72,12 +72,8 @@ def set_password(root: Path, state_dir: Path, name: str, password: str) -> None:
     }
     state_dir.mkdir(parents=True, exist_ok=True)
     path = logins_path(state_dir)
-    temporary = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"version": 1, "logins": logins}, handle, indent=2, sort_keys=True)
-    os.chmod(temporary, 0o600)
-    temporary.replace(path)
+    text = json.dumps({"version": 1, "logins": logins}, indent=2, sort_keys=True)
+    write_atomic(path, text, mode=0o600)
 
 
 def has_login(state_dir: Path, name: str) -> bool:

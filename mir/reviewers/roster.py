@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from mir.errors import ConfigError, MirUserError, UsageError
 from mir.errors import did_you_mean as closest
 from mir.reviewers.domain import Reviewer
+from mir.storage import write_atomic
 
 FILE_NAME = "reviewers.toml"
 
@@ -132,9 +133,7 @@ def add_reviewer(root: Path, reviewer: Reviewer, *, replace: bool = False) -> Re
     document["reviewers"][reviewer.name] = entry  # type: ignore[index]
     rendered = tomlkit.dumps(document)
     parse_reviewers(rendered, path)  # what is written always loads
-    temporary = path.with_name(f".{FILE_NAME}.tmp")
-    temporary.write_text(rendered, encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, rendered)
     return old
 
 

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING, Any
 
 from mir.reviews.domain import PendingFlow, PendingPage, compact, key_fields
 from mir.reviews.queue import pending_page
+from mir.reviews.sweep import EXPIRE_BATCH, expire_all
+from mir.reviews.wording import age, export_json, export_lines, page_lines, queue_row
 
 if TYPE_CHECKING:
     from mir.reviews.export import SuiteExport
@@ -30,13 +32,20 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "EXPIRE_BATCH",
     "ExportReport",
     "PendingFlow",
     "PendingPage",
     "ReviewedFlow",
     "SuiteExport",
+    "age",
     "compact",
+    "expire_all",
+    "export_json",
+    "export_lines",
     "export_reviews",
     "key_fields",
+    "page_lines",
     "pending_page",
+    "queue_row",
 ]

@@ -21,8 +21,6 @@ as the assistant's.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import Any
 
 from mir.contracts import AgentContract, EvalSuite, load_eval_suite
 from mir.reviews.reviewed import ReviewedFlow
+from mir.storage import write_atomic
 
 TAG = "from-review"
 STATUSES_BUT_EXECUTED = ["rejected", "pending_review", "fallback", "stale", "aborted"]
@@ -148,14 +147,8 @@ def sft_lines(flows: Iterable[ReviewedFlow]) -> tuple[list[str], list[str]]:
 def write_lines(path: Path, lines: Sequence[str]) -> None:
     """Replace ``path`` with ``lines`` (written beside it, then renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.writelines(line + "\n" for line in lines)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # owner-only, like the trace segments these lines are read from
+    write_atomic(path, "".join(line + "\n" for line in lines), mode=0o600)
 
 
 def read_suite(path: Path) -> EvalSuite | None:

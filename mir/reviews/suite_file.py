@@ -11,8 +11,6 @@ that would not come out valid with exactly the old cases plus the new is left al
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ import yaml
 
 from mir.contracts import EvalSuite, load_eval_suite
 from mir.errors import ConfigError
+from mir.storage import atomic_file
 
 
 def suite_text(agent: str) -> str:
@@ -43,11 +42,11 @@ def append_cases(
     note = f"{' ' * indent}# {' '.join(comment.split())}\n" if comment and cases else ""
     new_text = text + note + block
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".yaml", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(new_text)
-        suite = load_eval_suite(Path(tmp))
+    # an existing suite keeps its mode; a new one is owner-only, like the traces it is from
+    with atomic_file(path, mode=None if path.exists() else 0o600) as out:
+        out.write(new_text)
+        out.flush()
+        suite = load_eval_suite(Path(out.name))  # what replaces the suite always loads
         old = len(before.cases) if before is not None else 0
         if len(suite.cases) != old + len(cases) or [c.id for c in suite.cases[old:]] != [
             c["id"] for c in cases
@@ -57,12 +56,6 @@ def append_cases(
                 where=str(path),
                 hint="move `cases:` to the end of the file, as a block list",
             )
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return suite
 
 

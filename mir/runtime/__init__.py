@@ -3,14 +3,18 @@ traced proposal (public interface)."""
 
 from typing import TYPE_CHECKING, Any
 
+from mir.runtime.agent_listing import broken_line, listed_agents, short_time, unchanged_line
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
+from mir.runtime.record_view import record_json, record_rows
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
-    from mir.runtime.api import Agent, approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.expiry import Expiry, expire_flows
+    from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt
     from mir.runtime.review_audit import audit_reviews
+    from mir.runtime.trace_audit import Verification, verify_project
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -27,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import review_audit
 
         return review_audit.audit_reviews
+    if name in ("Verification", "verify_project"):
+        from mir.runtime import trace_audit
+
+        return getattr(trace_audit, name)
     if name in ("Expiry", "expire_flows"):
         from mir.runtime import expiry
 
@@ -45,15 +53,23 @@ __all__ = [
     "DecisionRecord",
     "Expiry",
     "ReasonCode",
+    "Verification",
     "approve",
     "audit_reviews",
+    "broken_line",
     "expire_flows",
     "list_agents",
+    "listed_agents",
     "load_agent",
     "preview_prompt",
+    "record_json",
+    "record_rows",
     "reject",
     "resume_agent",
     "review_flow",
     "run_agent",
+    "short_time",
     "suspend_agent",
+    "unchanged_line",
+    "verify_project",
 ]

@@ -1,13 +1,13 @@
 """Agent states (active / SUSPENDED) in ``<state_dir>/agents.json``.
 
 Written by ``mir agents suspend|resume`` and by drift monitors; read before every
-decision. Updates take an exclusive ``flock`` and replace the file atomically, so a
-reader never sees half a file and two writers never lose each other's change.
+decision. Updates take an exclusive ``flock`` and replace the file atomically, fsynced
+(``mir.storage``), so a reader never sees half a file, two writers never lose each
+other's change, and a suspension survives a power cut.
 """
 
 from __future__ import annotations
 
-import fcntl
 import getpass
 import json
 import os
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError
+from mir.storage import file_lock, write_atomic
 
 
 def current_user() -> str:
@@ -76,20 +77,14 @@ class AgentStateFile:
         with self._locked():
             data = self.read()
             data[agent] = entry
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True))
         return entry
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(f"{self.path.name}.lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        # 0o666 less the umask: what the plain open() this lock file had before gave it
+        with file_lock(self.path.with_name(f"{self.path.name}.lock"), mode=0o666):
+            yield
 
 
 STATES = ("active", "suspended")

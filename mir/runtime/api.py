@@ -1,36 +1,30 @@
 """The runtime's library API and composition root (the CLI calls exactly these).
 
 ``load_agent`` wires production adapters by default (DuckDB-backed trace store, SQLite
-execution ledger, agents.json, ``mir.inference.provider_for``); every one of them can be passed in,
-which is how the tests build a whole runtime with fakes.
+execution ledger, agents.json, ``mir.inference.provider_for``) into an ``Agent``
+(``loaded_agent``); every one of them can be passed in, which is how the tests build a
+whole runtime with fakes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mir.contracts import AgentContract
 from mir.errors import UsageError
-from mir.inference import (
-    ModelResponse,
-    ResponseCache,
-    ScriptedProvider,
-)
-from mir.models import RouteResolver, Subscription, check_routes, read_registry
+from mir.inference import ResponseCache
+from mir.models import RouteResolver, check_routes, read_registry
 from mir.project import Project, find_project
 from mir.reviewers import SigningKey, load_signing_key
-from mir.runtime.agent_states import AgentStateFile, requester
+from mir.runtime.agent_states import AgentStateFile
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
-from mir.runtime.flow import DecisionFlow
 from mir.runtime.hot_swap import follow_registry
+from mir.runtime.loaded_agent import Agent
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
-from mir.runtime.progress import observed
 from mir.runtime.providers import (
     _override_model,
     _override_routes,
@@ -39,9 +33,8 @@ from mir.runtime.providers import (
 )
 from mir.runtime.records import DecisionRecord
 from mir.runtime.resuming import corrections, project_ledger, resume
-from mir.runtime.review_alerts import announce_safely, pending_announcer
-from mir.runtime.shadow import ShadowWorker
-from mir.traces import TraceEvent, TraceStore
+from mir.runtime.review_alerts import pending_announcer
+from mir.traces import TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 Mode = Literal["production", "eval"]
@@ -62,92 +55,6 @@ def _project(project: str | Path | None, near: Path | None = None) -> Project:
     return find_project(Path(project) if project is not None else near)
 
 
-class Agent:
-    """A loaded, validated agent: ``agent.decide(input, context=...)`` runs one flow."""
-
-    def __init__(self, parts: AgentParts, deps: RuntimeDeps, *, owns_traces: bool = False):
-        self.parts = parts
-        self.deps = deps
-        self._flow = DecisionFlow(parts, deps)
-        self._owns_traces = owns_traces
-        self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
-        # A registry shadow version re-decides each production decision in the background.
-        self.shadow = ShadowWorker.for_agent(parts, deps)
-
-    def observed(self, progress: Callable[[str], None]) -> Agent:
-        """This agent, its steps reported to ``progress`` (the CLI's spinner). It shares
-        this agent's shadow worker, which ``close()`` waits for: a shadow decision started
-        by the observed agent ends in the trace, and its model calls are not narrated."""
-        view = Agent(*observed(self.parts, self.deps, progress))
-        if view.shadow is not None:
-            view.shadow.close()  # never started: nothing to wait for
-        view.shadow = self.shadow
-        return view
-
-    @property
-    def name(self) -> str:
-        return self.parts.name
-
-    @property
-    def contract(self) -> AgentContract:
-        return self.parts.contract
-
-    def decide(
-        self,
-        input: Mapping[str, Any],
-        context: Mapping[str, Any] | None = None,
-        *,
-        role: str = "agent",
-        priority: int | None = None,
-        deadline_ms: int | None = None,
-        requested_by: str | None = None,
-    ) -> DecisionRecord:
-        """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
-        this call: a model call that cannot meet the deadline is shed to the next route or
-        the rules at once (reason ``shed``). ``requested_by`` (default ``$MIR_USER``, else
-        the OS user) is recorded as the flow's requester, who can never approve it."""
-        requested_by = requested_by or requester()
-        how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
-        if self.shadow is None:
-            record = self._flow.decide(input, context, role=role, **how)
-        else:
-            record = self.shadow.decide(self._flow, input, context, role, **how)
-        announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
-        return record
-
-    def replaying(
-        self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
-    ) -> Agent:
-        """This agent with every model route answering from ``responses``, in order (an
-        eval replays one scripted line per case run, whichever process runs it)."""
-        scripted = ScriptedProvider(list(responses), label=label)
-        source = "replay" if self.deps.source == "production" else self.deps.source
-        return Agent(
-            self.parts, replace(self.deps, providers=lambda route: scripted, source=source)
-        )
-
-    def trace(self, flow_id: str) -> list[TraceEvent]:
-        """The flow's events in order (what evals check trajectories against)."""
-        return self.deps.traces.flow(flow_id)
-
-    def close(self) -> None:
-        if self.shadow is not None:  # first: its flows write to the traces closed below
-            self.shadow.close()
-        held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
-        for part in held:  # on_pending: the review alerts still being sent
-            closing = getattr(part, "close", None)
-            if closing is not None:
-                closing()
-        if self._owns_traces:
-            self.deps.traces.close()  # type: ignore[attr-defined]
-
-    def __enter__(self) -> Agent:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def load_agent(
     ref: str | Path,
     *,
@@ -159,6 +66,7 @@ def load_agent(
     model: str | None = None,
     response_cache: Path | None = None,
     watch_models: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> Agent:
     """Load ``capability.agent`` (or a contract path) from a project, ready to decide.
 
@@ -176,6 +84,10 @@ def load_agent(
 
     ``watch_models`` (production, with a models.toml): follow the registry's changes
     (hot swap, ``mir.runtime.hot_swap``) until ``close()``.
+
+    ``progress`` (optional, the CLI's spinner) hears each step of a decision as it
+    starts: loading the model, inferring (attempt n/m), executing. A shadow decision's
+    steps are not reported.
     """
     if mode not in ("production", "eval"):
         raise UsageError(f"unknown mode {mode!r}", hint="production or eval")
@@ -219,7 +131,7 @@ def load_agent(
             None if evaluating else pending_announcer(proj, parts, getattr(sink, "redact", None))
         ),
     )
-    agent = Agent(parts, deps, owns_traces=owns)
+    agent = Agent(parts, deps, owns_traces=owns, progress=progress)
     if watch_models and not evaluating:
         agent.models_watch = follow_registry(parts, deps)
     return agent
@@ -296,9 +208,10 @@ def run_agent(
     """
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
-    with load_agent(ref, project=project, provider=provider, responses=responses) as agent:
-        deciding = agent.observed(progress) if progress is not None else agent
-        return deciding.decide(
+    with load_agent(
+        ref, project=project, provider=provider, responses=responses, progress=progress
+    ) as agent:
+        return agent.decide(
             data,
             state,
             role=role,

@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from mir.contracts import Route
-from mir.models import Registry, RegistryWatcher, Subscription
+from mir.models import Registry, RegistryWatcher, RouteResolver, Subscription
 from mir.runtime.ports import AgentParts, RuntimeDeps
 
 
 def follow_registry(parts: AgentParts, deps: RuntimeDeps) -> Subscription | None:
     """Subscribe the agent to its project's models.toml; None when it has no registry."""
     resolver = deps.models
-    if resolver is None:
+    if not isinstance(resolver, RouteResolver):  # no registry (or a shadow's routes)
         return None
 
     def swap(registry: Registry) -> None:

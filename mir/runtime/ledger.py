@@ -44,15 +44,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mir.errors import ConfigError
-from mir.runtime.ports import FlowAlreadyDecided, FlowClaim, FlowHolder
+from mir.runtime.ports import FlowAlreadyDecided
+from mir.storage import FlowClaim, FlowHolder, Migration, migrate
 
-SCHEMA_VERSION = 1
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS executions (key TEXT PRIMARY KEY, claimed_us INTEGER NOT NULL, "
-    "info TEXT NOT NULL, outcome TEXT, completed_us INTEGER) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS flows (flow_id TEXT PRIMARY KEY, state TEXT NOT NULL, "
-    "final TEXT, by TEXT NOT NULL, at_us INTEGER NOT NULL, owner TEXT NOT NULL, "
-    "host TEXT NOT NULL, pid INTEGER NOT NULL, started INTEGER) WITHOUT ROWID",
+# A ledger written before the migration runner (``PRAGMA user_version`` 1) holds these
+# tables already: ``IF NOT EXISTS`` makes its steps no-ops there, and then recorded.
+MIGRATIONS = (
+    Migration(
+        "0001_create_executions",
+        "CREATE TABLE IF NOT EXISTS executions (key TEXT PRIMARY KEY, claimed_us INTEGER "
+        "NOT NULL, info TEXT NOT NULL, outcome TEXT, completed_us INTEGER) WITHOUT ROWID",
+    ),
+    Migration(
+        "0002_create_flows",
+        "CREATE TABLE IF NOT EXISTS flows (flow_id TEXT PRIMARY KEY, state TEXT NOT NULL, "
+        "final TEXT, by TEXT NOT NULL, at_us INTEGER NOT NULL, owner TEXT NOT NULL, "
+        "host TEXT NOT NULL, pid INTEGER NOT NULL, started INTEGER) WITHOUT ROWID",
+    ),
 )
 _FLOW = "SELECT flow_id, state, final, by, at_us, owner, host, pid, started FROM flows"
 Redact = Callable[[Any], Any]
@@ -147,12 +155,7 @@ class SqliteExecutionLedger:
             if con.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 con.execute("PRAGMA journal_mode=WAL")  # once per file: it is persistent
             con.execute(f"PRAGMA synchronous={'FULL' if self.fsync else 'NORMAL'}")
-            if con.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                con.execute("BEGIN IMMEDIATE")
-                for statement in _SCHEMA:
-                    con.execute(statement)
-                con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                con.execute("COMMIT")
+            migrate(con, "ledger", MIGRATIONS, where=str(self.path))
         except BaseException:
             con.close()
             raise

@@ -16,9 +16,11 @@ from typing import Any, Protocol
 from mir.contracts import AgentContract, Route
 from mir.errors import EXIT_FINDINGS, UsageError
 from mir.inference import ModelProvider
-from mir.models import RouteResolver
+from mir.models import Resolved
 from mir.runtime.integrity import IntegrityCheck
 from mir.runtime.prompting import PromptVariables, RenderedPrompt
+from mir.storage import ExecutionLedger, FlowHolder
+from mir.storage import FlowClaim as FlowClaim  # re-exported: the ledger port returns it
 from mir.traces import FlowSource, TraceEvent
 
 Executor = Callable[..., Mapping[str, Any] | None]
@@ -38,33 +40,6 @@ class TraceSink(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class FlowHolder:
-    """Who holds a flow's one outcome (approve, reject, replay or its own run) and how far
-    they got: ``state`` moves approved/rejected/replaying -> executing -> executed, and
-    ``final`` is the flow's final status once its ``final`` event is written."""
-
-    flow_id: str
-    state: str
-    by: str
-    at: str  # when the claim was made (ISO 8601, UTC)
-    final: str | None = None
-    process: str = ""  # "pid N on HOST": who to look for while the claim is unsettled
-
-    @property
-    def status(self) -> str:
-        return self.final or self.state
-
-
-@dataclass(frozen=True)
-class FlowClaim:
-    """The answer to ``claim_flow``: ``won`` or not, and the holder met. A won claim with
-    a ``holder`` took over from a process that died holding it (unsettled)."""
-
-    won: bool
-    holder: FlowHolder | None = None
-
-
 class FlowAlreadyDecided(UsageError):
     """The flow's outcome belongs to someone else: the loser of a race is told the truth.
     Exit 1, like any decision that did not go through (not a usage mistake)."""
@@ -82,47 +57,6 @@ class FlowAlreadyDecided(UsageError):
     def held_by(cls, holder: FlowHolder, *, hint: str | None = None) -> FlowAlreadyDecided:
         by = f"{holder.by}, {holder.process}" if holder.process and not holder.final else holder.by
         return cls(holder.flow_id, holder.status, by, holder.at, hint=hint)
-
-
-class ExecutionLedger(Protocol):
-    """At-most-once execution and one outcome per flow, shared by every process.
-
-    A key is claimed atomically BEFORE its executor runs; a flow's outcome (approve,
-    reject, replay, or the run that executes it) is claimed by exactly one holder.
-    """
-
-    def claim(self, key: str, info: Mapping[str, Any]) -> bool:
-        """True if this call claimed the key; False if any process ever claimed it.
-
-        ``info["flow_id"]`` is claimed with it (same transaction) unless this ledger
-        already holds it; a flow held by another raises ``FlowAlreadyDecided``.
-        """
-        ...
-
-    def complete(self, key: str, outcome: Mapping[str, Any]) -> None: ...
-
-    def outcome(self, key: str) -> Mapping[str, Any] | None:
-        """The recorded outcome, or None when claimed but never completed (in doubt)."""
-        ...
-
-    def claimed(self, key: str) -> bool:
-        """Whether any process ever claimed the key (a replay re-checks when not)."""
-        ...
-
-    def claim_flow(self, flow_id: str, state: str, *, by: str) -> FlowClaim:
-        """Become the one holder of the flow's outcome (first writer wins; an unsettled
-        claim of a process known to be dead is taken over)."""
-        ...
-
-    def holder(self, flow_id: str) -> FlowHolder | None: ...
-
-    def settle_flow(self, flow_id: str, final: str) -> None:
-        """Record the final status, once the flow's ``final`` event is durable."""
-        ...
-
-    def release_flow(self, flow_id: str) -> None:
-        """Give back an unsettled claim this ledger holds (nothing was done under it)."""
-        ...
 
 
 class AgentStates(Protocol):
@@ -149,6 +83,15 @@ class AgentParts:
     context_loader: ContextLoader | None = None
 
 
+class ModelRoutes(Protocol):
+    """How a flow turns a contract route into the concrete one it calls (a registry
+    version); ``mir.models.RouteResolver`` in production, ``ShadowRoutes`` in a shadow."""
+
+    def resolve(self, route: Route, flow_id: str) -> Resolved:
+        """Raises ``RegistryError`` when the route has no version this flow can use."""
+        ...
+
+
 @dataclass(frozen=True)
 class RuntimeDeps:
     traces: TraceSink
@@ -168,7 +111,7 @@ class RuntimeDeps:
     dry_run: bool = False
     # The project's model registry (``models.toml``): a route naming a registry model is
     # resolved per flow (production, canary share, pinned version). None: no registry.
-    models: RouteResolver | None = None
+    models: ModelRoutes | None = None
     # A shadow decision (``source: shadow``): the production flow it shadows, written into
     # its snapshot event (``mir models compare`` pairs the two flows by it).
     shadow_of: str | None = None

@@ -55,7 +55,7 @@ class ReasonCode(StrEnum):
     DECISION_REDACTED = "decision_redacted"
     # back-pressure refused the model call (queue full, displaced, deadline): rules decide
     SHED = "shed"
-    # issue 12: a model file whose sha256 is not the registry's (refused before load)
+    # a model file whose sha256 is not the registry's (refused before load)
     MODEL_INTEGRITY = "model_integrity"
 
 

@@ -12,11 +12,8 @@ correction the contract refuses) are raised before anything is written or claime
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -37,6 +34,7 @@ from mir.runtime.providers import _Providers
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
 from mir.runtime.review import StoredFlow, read_flow, resume_flow
+from mir.storage import file_lock
 from mir.traces import TraceSettings, TraceStore
 
 LOCK_WAIT_S = 120.0
@@ -83,26 +81,12 @@ def corrections(sets: Sequence[str] = (), patch: str | None = None) -> dict[str,
 
 @contextmanager
 def flow_lock(state_dir: Path, flow_id: str) -> Iterator[None]:
-    folder = state_dir / "reviews"
-    folder.mkdir(parents=True, exist_ok=True)
     # Named by a hash: a flow id is the caller's text until the store has confirmed it.
     name = hashlib.sha256(flow_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise UsageError(
-                        f"flow {flow_id} is being reviewed by another process", hint="retry"
-                    ) from None
-                time.sleep(0.02)
+    with file_lock(state_dir / "reviews" / f"{name}.lock", timeout=LOCK_WAIT_S) as held:
+        if not held:
+            raise UsageError(f"flow {flow_id} is being reviewed by another process", hint="retry")
         yield
-    finally:
-        os.close(fd)
 
 
 def _flow_id(store: Any, flow_id: str) -> str:

@@ -26,22 +26,19 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from mir.contracts import Route
 from mir.inference import background, foreground
-from mir.models import Resolved, RouteResolver
+from mir.models import RouteResolver
 from mir.runtime.execution import FlowState, NoLedger
 from mir.runtime.flow import DecisionFlow
 from mir.runtime.ports import AgentParts, RuntimeDeps
-from mir.runtime.records import DecisionRecord, ReasonCode
-from mir.traces import TraceEvent
+from mir.runtime.records import DecisionRecord
+from mir.runtime.shadow_sink import SHADOW, ShadowRoutes, ShadowSink
 
-SHADOW = "shadow"
 QUEUE_SIZE = 256
 CLOSE_TIMEOUT_S = 30.0
 log = logging.getLogger("mir.runtime.shadow")
@@ -53,75 +50,6 @@ class _NeverSuspended:
 
     def is_suspended(self, agent: str) -> bool:
         return False
-
-
-class ShadowRoutes:
-    """The resolver of a shadow flow: a registry route resolves to its shadow version;
-    any other route (a remote fallback, a pinned version) resolves as in production."""
-
-    def __init__(self, live: RouteResolver):
-        self.live = live
-
-    def resolve(self, route: Route, flow_id: str) -> Resolved:
-        return self.live.shadow(route) or self.live.resolve(route, flow_id)
-
-
-class _ShadowSink:
-    """The shadow flows' trace sink: it knows the flow being written, so ``cut()`` can
-    end it (its final event) and store nothing more from it."""
-
-    def __init__(self, inner: Any):
-        self.inner = inner
-        self._lock = threading.Lock()
-        self._open: TraceEvent | None = None  # the last stored event of an unfinished flow
-        self._cut = False
-
-    def append(self, events: Sequence[TraceEvent]) -> None:
-        with self._lock:
-            if self._cut:
-                return
-            self.inner.append(events)
-            last = events[-1] if events else None
-            if last is not None:
-                self._open = None if last.step == "final" else last
-
-    def flow(self, flow_id: str, *, verify: bool = False) -> list[TraceEvent]:
-        return self.inner.flow(flow_id, verify=verify)
-
-    def __getattr__(self, name: str) -> Any:  # redact, and whatever else a sink offers
-        return getattr(self.inner, name)
-
-    def cut(self, agent: str, at: datetime) -> None:
-        with self._lock:
-            self._cut = True
-            last, self._open = self._open, None
-            if last is None:
-                return
-            record = DecisionRecord(
-                flow_id=last.flow_id,
-                agent=agent,
-                status="aborted",
-                reasons=[ReasonCode.SHED],
-                latency_ms=max(0.0, (at - last.at).total_seconds() * 1000),
-            )
-            self.inner.append(
-                [
-                    TraceEvent(
-                        flow_id=last.flow_id,
-                        seq=last.seq + 1,
-                        step="final",
-                        agent=last.agent,
-                        at=at,
-                        status="aborted",
-                        reasons=(ReasonCode.SHED,),
-                        data={
-                            "record": record.model_dump(),
-                            "source": SHADOW,
-                            "why": "the process closed before the shadow decision finished",
-                        },
-                    )
-                ]
-            )
 
 
 @dataclass(frozen=True)
@@ -151,7 +79,7 @@ class ShadowWorker:
     ):
         self.parts = parts
         self.resolver = resolver
-        self._sink = _ShadowSink(deps.traces)
+        self._sink = ShadowSink(deps.traces)
         self.base = replace(
             deps,
             traces=self._sink,
@@ -159,7 +87,7 @@ class ShadowWorker:
             states=_NeverSuspended(),
             source=SHADOW,
             dry_run=True,
-            models=cast(RouteResolver, ShadowRoutes(resolver)),
+            models=ShadowRoutes(resolver),
         )
         self.stats = ShadowStats()
         self._queue: queue.Queue[_Job] = queue.Queue(maxsize=queue_size)
@@ -174,9 +102,10 @@ class ShadowWorker:
     def for_agent(cls, parts: AgentParts, deps: RuntimeDeps) -> ShadowWorker | None:
         """A worker for an agent whose decisions are production ones and that has a
         registry (whether a route has a shadow version is asked per decision)."""
-        if deps.models is None or deps.source != "production" or deps.dry_run:
+        resolver = deps.models
+        if not isinstance(resolver, RouteResolver) or deps.source != "production" or deps.dry_run:
             return None
-        return cls(parts, deps, deps.models)
+        return cls(parts, deps, resolver)
 
     # ------------------------------------------------------------ production side
     @contextmanager

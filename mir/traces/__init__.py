@@ -6,6 +6,7 @@ from mir.traces.domain import (
     UNFINISHED,
     ChainBreak,
     CompactionResult,
+    EventsSql,
     FlowSource,
     FlowStatus,
     FlowSummary,
@@ -17,9 +18,19 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.exporters import export_traces
+from mir.traces.queries import (
+    chosen_sources,
+    compact_traces,
+    export_flows,
+    flow_events,
+    list_traces,
+    listed_json,
+    project_store,
+)
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.sources import FlowFilter, production_finals
-from mir.traces.store import EventsSql, TraceStore
+from mir.traces.store import TraceStore
+from mir.traces.wording import flow_review_lines
 
 __all__ = [
     "FLOW_SOURCES",
@@ -40,10 +51,18 @@ __all__ = [
     "TraceSettings",
     "TraceStore",
     "TraceStoreError",
+    "chosen_sources",
+    "compact_traces",
+    "export_flows",
     "export_traces",
     "find_flow",
+    "flow_events",
+    "flow_review_lines",
+    "list_traces",
+    "listed_json",
     "parse_since",
     "production_finals",
+    "project_store",
     "resolve_agent",
     "secret_env_values",
     "verify_traces",

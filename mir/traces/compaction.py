@@ -155,7 +155,7 @@ def compact_batch(
     """One batch of closed segments into the database (the exclusive lock is held)."""
     con = database.connect(db_path, read_only=False)
     try:
-        if "0004_create_adopted" in (applied := database.migrate(con)):
+        if "0004_create_adopted" in (applied := database.migrate(con, db_path)):
             adopt(con, manifest, segments, upgraded="0001_create_events" not in applied)
         files = next_batch(closed_segments(segments), budget)
         if not files:

@@ -1,29 +1,33 @@
-"""The DuckDB file: ordered migrations, and SQL over the database plus live segments.
+"""The DuckDB file: the trace store's schema steps, and SQL over the database plus live
+segments.
 
-Schema changes are named migrations applied in order, each in its own transaction and
-recorded in ``_migrations`` (name, applied_at), so upgrading is idempotent and a
-database always says which schema it has (after simonw/llm). Only a compactor (holding
-the exclusive folder lock) migrates; readers open the file read-only.
+Schema changes are named steps of ``mir.storage.migrate`` (scope ``traces``), applied in
+order, each in its own transaction with its record, so upgrading is idempotent and a
+database always says which schema it has. Only a compactor, or an ``analysis(write=True)``
+(both holding the exclusive folder lock), migrates; readers open the file read-only.
+Other capabilities keep their own tables in this file under their own scope (drift's:
+``mir/drift/tables.py``); this module does not know them.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mir.errors import is_lock_conflict
+from mir.storage import Migration, is_lock_conflict, retrying_while_locked
+from mir.storage import migrate as migrate_steps
+from mir.storage import pending as pending_steps
 from mir.traces.domain import TraceStoreError
 from mir.traces.records import CHAIN_FIELDS, EVENT_FIELDS
 
 if TYPE_CHECKING:
     import duckdb
 
-# Migrations are frozen text: never derived from code that may change later.
-MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
-    (
+# Frozen text: never derived from code that may change later.
+MIGRATIONS = (
+    Migration(
         "0001_create_events",
         # One row per segment line, keyed by (segment, n): the physical record the hash
         # chain covers. Readers dedupe by event_id (a caller may append an event twice).
@@ -34,14 +38,14 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
         '"prompt_version" VARCHAR, "prompt_tokens" BIGINT, "completion_tokens" BIGINT, '
         '"cost_usd" DOUBLE, "latency_ms" DOUBLE, "data" VARCHAR)',
     ),
-    (
+    Migration(
         "0002_create_segments",
         # A segment is loaded in the same transaction that records it here: a compactor
         # killed before deleting the file re-runs as a no-op instead of double-counting.
         "CREATE TABLE segments (name VARCHAR PRIMARY KEY, lines BIGINT NOT NULL, "
         "head VARCHAR, compacted_at TIMESTAMPTZ NOT NULL)",
     ),
-    (
+    Migration(
         "0003_create_shadowed",
         # Lines repeating an event_id already stored, noted once at compaction, so a
         # read excludes them with an anti-join on a (nearly always empty) table instead
@@ -52,7 +56,7 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY segment, n) > 1",
         ),
     ),
-    (
+    Migration(
         "0004_create_adopted",
         # Segments compacted before the manifest existed: their counts and heads were
         # recorded at compaction, but not what their writers' head records said.
@@ -61,46 +65,8 @@ MIGRATIONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
             "INSERT INTO adopted SELECT name FROM segments",
         ),
     ),
-    (
-        "0005_create_drift",
-        # Owned by the drift capability: one row per metric per agent per run (what
-        # `mir drift history` plots), and the frozen reference windows it compares with.
-        (
-            "CREATE TABLE drift_metrics (run_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, "
-            "metric VARCHAR NOT NULL, kind VARCHAR NOT NULL, "
-            "reference_start TIMESTAMPTZ, reference_end TIMESTAMPTZ, "
-            "current_start TIMESTAMPTZ, current_end TIMESTAMPTZ, reference_n BIGINT, "
-            "current_n BIGINT, reference_value DOUBLE, current_value DOUBLE, value DOUBLE, "
-            "p_value DOUBLE, warn DOUBLE, suspend DOUBLE, verdict VARCHAR NOT NULL, "
-            'window_spec VARCHAR, "at" TIMESTAMPTZ NOT NULL)',
-            'CREATE INDEX drift_metrics_agent ON drift_metrics (agent, metric, "at")',
-            "CREATE TABLE drift_references (agent VARCHAR NOT NULL, name VARCHAR NOT NULL, "
-            "first_flow_at TIMESTAMPTZ NOT NULL, last_flow_at TIMESTAMPTZ NOT NULL, "
-            'flows BIGINT NOT NULL, "at" TIMESTAMPTZ NOT NULL, PRIMARY KEY (agent, name))',
-        ),
-    ),
-    (
-        "0006_create_drift_rows",
-        # Owned by the drift capability: every stored `final` event parsed once (its
-        # record's JSON is most of what a drift run cost), keyed by the event's (segment,
-        # n), and how far each segment was parsed. Derived data: rebuilt from `events`.
-        (
-            "CREATE TABLE drift_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
-            'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
-            "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
-            "src VARCHAR, contract_hash VARCHAR, prompt_hashes VARCHAR[], latency_ms DOUBLE, "
-            "tokens DOUBLE, "
-            "decision VARCHAR)",
-            "CREATE TABLE drift_ingested (ingested_segment VARCHAR PRIMARY KEY, "
-            "upto BIGINT NOT NULL, events BIGINT NOT NULL)",
-        ),
-    ),
 )
 STORED_COLUMNS = ("segment", "n", "v", "hash", *EVENT_FIELDS)
-# Migrations whose tables hold derived data their readers can do without (they parse the
-# events instead): a store this user may not write, still lacking them, is read as it is
-# rather than refused (reading never needs write access).
-READABLE_WITHOUT = frozenset({"0006_create_drift_rows"})
 
 
 def quoted(names: Sequence[str]) -> str:
@@ -130,15 +96,13 @@ def connect(path: Path | None, *, read_only: bool) -> duckdb.DuckDBPyConnection:
 
     if path is None:
         return _quiet(duckdb.connect(":memory:"))
-    deadline = time.monotonic() + LOCK_RETRY_SECONDS
-    while True:
-        try:
-            return _quiet(duckdb.connect(str(path), read_only=read_only))
-        except duckdb.Error as exc:
-            locked = is_lock_conflict(exc)
-            if not locked or time.monotonic() >= deadline:
-                raise _explain(path, exc, locked=locked) from exc
-            time.sleep(0.05)  # another program may be about to let go of the file
+    try:  # another program may be about to let go of the file
+        con = retrying_while_locked(
+            lambda: duckdb.connect(str(path), read_only=read_only), LOCK_RETRY_SECONDS
+        )
+    except duckdb.Error as exc:
+        raise _explain(path, exc, locked=is_lock_conflict(exc)) from exc
+    return _quiet(con)
 
 
 def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -209,39 +173,14 @@ def is_unreadable_file(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.Error) and "corrupt" in str(exc).lower()
 
 
-def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = '_migrations'"
-    ).fetchone()
-    if not exists or not exists[0]:
-        return []
-    return [row[0] for row in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
+def pending_migrations(con: duckdb.DuckDBPyConnection, path: Path | None = None) -> list[str]:
+    """The trace store's steps not applied yet (only reads: a read-only file will do)."""
+    return pending_steps(con, "traces", MIGRATIONS, where=str(path) if path else None)
 
 
-def pending_migrations(con: duckdb.DuckDBPyConnection, *, reading: bool = False) -> list[str]:
-    """The migrations not applied yet; ``reading``: only those a reader needs."""
-    done = set(applied_migrations(con)) | (READABLE_WITHOUT if reading else set())
-    return [name for name, _ in MIGRATIONS if name not in done]
-
-
-def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Apply every migration not yet recorded, in order; returns the names applied."""
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations "
-        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-    )
-    done = set(applied_migrations(con))
-    applied = []
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        for statement in (sql,) if isinstance(sql, str) else sql:
-            con.execute(statement)
-        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
-        con.execute("COMMIT")
-        applied.append(name)
-    return applied
+def migrate(con: duckdb.DuckDBPyConnection, path: Path | None = None) -> list[str]:
+    """Apply every trace store step not yet recorded, in order; returns the names applied."""
+    return migrate_steps(con, "traces", MIGRATIONS, where=str(path) if path else None)
 
 
 def _sql_list(files: Sequence[Path]) -> str:

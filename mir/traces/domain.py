@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -191,3 +191,10 @@ class TraceStoreError(MirUserError):
 class TamperedTraceError(TraceStoreError):
     """A flow's stored events do not verify against the hash chain and the manifest:
     nothing may act on them (``mir approve`` / ``mir reject`` refuse)."""
+
+
+class EventsSql(Protocol):
+    """``events(where)``: the SQL of every unique stored event matching ``where``;
+    ``stored=False``: only those still in live segment files (not yet in the database)."""
+
+    def __call__(self, where: str = "true", *, stored: bool = True) -> str: ...

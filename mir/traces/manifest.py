@@ -26,7 +26,6 @@ digest ``mir traces verify`` prints.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -35,7 +34,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from uuid import uuid4
+
+from mir.storage import write_atomic
 
 _HEAD = re.compile(rb"^((\d{20}) ([0-9a-f]{64})) ([0-9a-f]{8})\n$")
 STATE_VERSION = 1
@@ -189,12 +189,10 @@ class Manifest:
 
     def save_state(self, state: dict[str, Any]) -> bool:
         """Write atomically; False when the store is read-only (nothing is recorded)."""
-        tmp = self.folder / f".verified-{uuid4().hex[:8]}.tmp"
         try:
-            tmp.write_text(json.dumps({"v": STATE_VERSION, **state}, separators=(",", ":")))
-            os.replace(tmp, self.state_path)
+            write_atomic(
+                self.state_path, json.dumps({"v": STATE_VERSION, **state}, separators=(",", ":"))
+            )
         except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             return False
         return True

@@ -19,13 +19,13 @@ a line that is not on disk (a crash in between leaves one line more than it coun
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import socket
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from uuid import uuid4
 
+from mir.storage import file_lock, lock_descriptor
 from mir.traces.domain import TraceStoreError
 from mir.traces.manifest import Manifest, head_record
 from mir.traces.records import encode_line, genesis, link
@@ -82,7 +82,7 @@ class SegmentWriter:
         name = f"{socket.gethostname()}-{pid}-{uuid4().hex[:12]}{SEGMENT_SUFFIX}"
         hidden = self.folder / f".{name}.new"
         fd = os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock_descriptor(fd)  # a new file under a hidden name: nobody else holds it
         # Registered before it is visible: a verifier that lists a segment file always
         # finds its ``open`` record and its head record.
         try:
@@ -121,12 +121,9 @@ def is_closed(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
+        return lock_descriptor(fd, timeout=0)
     finally:
         os.close(fd)  # also releases the probe lock
-    return True
 
 
 def closed_segments(folder: Path) -> list[Path]:
@@ -171,51 +168,21 @@ def folder_lock(lock_file: Path, *, exclusive: bool, wait: float) -> Iterator[bo
     ``flock`` needs no write access), so reading works on a read-only ``.mir``; where
     the file does not exist and cannot be created, no one can be compacting either.
     """
-    import time
-
-    fd = _lock_descriptor(lock_file, exclusive=exclusive)
-    if fd is None:
-        yield True
-        return
-    mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
-    deadline = time.monotonic() + wait
-    delay = 0.002
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, mode)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        yield True
-    finally:
-        os.close(fd)
-
-
-def _lock_descriptor(lock_file: Path, *, exclusive: bool) -> int | None:
     if lock_file.exists() and not lock_file.is_file():
         raise TraceStoreError(
             "the trace store's lock is not a regular file",
             where=str(lock_file),
             hint="remove it (it only ever holds a lock, never data) and run the command again",
         )
-    if not exclusive:
+    with contextlib.ExitStack() as stack:
         try:
-            return os.open(lock_file, os.O_RDONLY)
-        except FileNotFoundError:
-            pass
-    try:
-        lock_file.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        if not exclusive and not lock_file.exists():
-            return None  # a read-only store nobody has compacted: nothing to wait for
-        raise TraceStoreError(
-            f"the trace store is not writable ({exc.strerror})",
-            where=str(lock_file.parent),
-            hint="reading works; compacting needs write access to this folder",
-        ) from exc
+            held = stack.enter_context(file_lock(lock_file, exclusive=exclusive, timeout=wait))
+        except OSError as exc:
+            if exclusive or lock_file.exists():
+                raise TraceStoreError(
+                    f"the trace store is not writable ({exc.strerror})",
+                    where=str(lock_file.parent),
+                    hint="reading works; compacting needs write access to this folder",
+                ) from exc
+            held = True  # a read-only store nobody has compacted: nothing to wait for
+        yield held

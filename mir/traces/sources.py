@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from mir.errors import UsageError
-from mir.traces.domain import FLOW_STATUSES, UNFINISHED
-
-if TYPE_CHECKING:
-    from mir.traces.store import EventsSql
+from mir.traces import database
+from mir.traces.domain import FLOW_STATUSES, UNFINISHED, EventsSql
 
 # A snapshot naming a source other than production: a substring test first, so only
 # the rare candidates are parsed (every snapshot of a large store is read otherwise).
@@ -80,6 +79,18 @@ class FlowFilter:
             f"HAVING {' AND '.join(having)})",
             params,
         )
+
+
+def filtered_events(
+    has_db: bool, files: list[Path], flows: FlowFilter | None
+) -> tuple[str, dict[str, Any]]:
+    """The SQL of every unique stored event of the ``flows`` kept (all: None), and its
+    parameters (``mir traces export``)."""
+    everything = database.unique_events(has_db=has_db, files=files)
+    if flows is None:
+        return everything, {}
+    where, params = flows.where(everything)
+    return database.unique_events(has_db=has_db, files=files, where=where), params
 
 
 # The action of a flow: its decision's, wherever a step recorded one.

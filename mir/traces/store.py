@@ -52,12 +52,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mir.traces import database
-from mir.traces.compaction import adopt, compact_batch
+from mir.traces.compaction import compact_batch
 from mir.traces.domain import (
     CompactionResult,
+    EventsSql,
     FlowSummary,
     IntegrityReport,
     TraceEvent,
@@ -72,9 +73,10 @@ from mir.traces.records import (
     stored_body,
 )
 from mir.traces.redaction import Redactor, secret_env_values
-from mir.traces.segments import SegmentWriter, closed_segments, folder_lock, segment_files
-from mir.traces.sources import FlowFilter, listing_sql
+from mir.traces.segments import SegmentWriter, closed_segments, folder_lock
+from mir.traces.sources import FlowFilter, filtered_events, listing_sql
 from mir.traces.verification import check_segments, refuse_tampered, verify_store
+from mir.traces.views import Tables, Views
 
 if TYPE_CHECKING:
     import duckdb
@@ -82,13 +84,6 @@ if TYPE_CHECKING:
     from mir.project import Project
 
 _EVENT_SELECT = ", ".join('epoch_us("at") AS "at"' if c == "at" else f'"{c}"' for c in EVENT_FIELDS)
-
-
-class EventsSql(Protocol):
-    """``events(where)``: the SQL of every unique stored event matching ``where``;
-    ``stored=False``: only those still in live segment files (not yet in the database)."""
-
-    def __call__(self, where: str = "true", *, stored: bool = True) -> str: ...
 
 
 class TraceStore:
@@ -129,6 +124,13 @@ class TraceStore:
         self._batch_bytes = batch_bytes
         self._mutex = threading.Lock()
         self._background: threading.Thread | None = None
+        self._views = Views(
+            self.directory,
+            self.manifest,
+            lock_timeout=lock_timeout,
+            before_reading=self._auto_compact,
+            upgrade=self.compact,
+        )
 
     @classmethod
     def for_project(cls, project: Project) -> TraceStore:
@@ -273,7 +275,7 @@ class TraceStore:
         the flow's lines against the manifest, in the same consistent view the events
         are read from, and raises ``TamperedTraceError`` on any mismatch.
         """
-        with self._reading() as (con, has_db, files):
+        with self._views.reading() as (con, has_db, files):
             where, params = "flow_id = $flow", {"flow": flow_id}
             if verify:
                 source = database.stored_lines(has_db=has_db, files=files, where=where)
@@ -292,12 +294,14 @@ class TraceStore:
     def flow_ids(self, prefix: str, *, limit: int = 10) -> list[str]:
         """Flow ids starting with ``prefix`` (at most ``limit``), for unique-prefix lookup."""
         sql = "SELECT DISTINCT flow_id FROM ({events}) ORDER BY flow_id LIMIT $limit"
-        rows = self._query(sql, {"p": prefix, "limit": limit}, where="starts_with(flow_id, $p)")
+        rows = self._views.query(
+            sql, {"p": prefix, "limit": limit}, where="starts_with(flow_id, $p)"
+        )
         return [row[0] for row in rows]
 
     def agent_names(self) -> list[str]:
         """Every agent name in the store, sorted (to resolve ``--agent triage``)."""
-        rows = self._query("SELECT DISTINCT agent FROM ({events}) ORDER BY agent", {})
+        rows = self._views.query("SELECT DISTINCT agent FROM ({events}) ORDER BY agent", {})
         return [row[0] for row in rows if row[0] is not None]
 
     def list_flows(
@@ -314,19 +318,19 @@ class TraceStore:
         sql, where, params = listing_sql(
             agent=agent, status=status, since=since, limit=limit, source=source
         )
-        rows = self._query(sql, params, where=where, columns=True)
+        rows = self._views.query(sql, params, where=where, columns=True)
         return [FlowSummary.model_validate(_with_instants(row)) for row in rows]
 
     def count_events(self) -> int:
         """Distinct events stored (database and live segments)."""
-        rows = self._query("SELECT count(*) FROM ({events})", {})
+        rows = self._views.query("SELECT count(*) FROM ({events})", {})
         return int(rows[0][0])
 
     def events(self, flows: FlowFilter | None = None) -> Iterator[TraceEvent]:
         """Every event (of the ``flows`` kept), ordered by time then flow and seq, streamed
         (for export)."""
-        with self._reading() as (con, has_db, files):
-            source, params = self._filtered(has_db, files, flows)
+        with self._views.reading() as (con, has_db, files):
+            source, params = filtered_events(has_db, files, flows)
             cursor = con.execute(
                 f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq', params
             )
@@ -337,7 +341,7 @@ class TraceStore:
     def verify(self, *, full: bool = False) -> IntegrityReport:
         """Check the store against its manifest and re-hash the lines added since the
         last successful verify (every line with ``full``); see ``verification.py``."""
-        with self._reading() as (con, has_db, _):
+        with self._views.reading() as (con, has_db, _):
             return verify_store(
                 self.manifest,
                 self.segments_dir,
@@ -349,8 +353,8 @@ class TraceStore:
     def export_parquet(self, output: Path, flows: FlowFilter | None = None) -> int:
         """Write every event (of the ``flows`` kept) to a Parquet file; returns the number
         of events."""
-        with self._reading() as (con, has_db, files):
-            source, params = self._filtered(has_db, files, flows)
+        with self._views.reading() as (con, has_db, files):
+            source, params = filtered_events(has_db, files, flows)
             columns = database.quoted(list(EVENT_FIELDS))
             target = str(output).replace("'", "''")
             con.execute(
@@ -361,131 +365,23 @@ class TraceStore:
             row = con.execute(f"SELECT count(*) FROM ({source})", params).fetchone()
         return int(row[0]) if row else 0
 
-    @staticmethod
-    def _filtered(
-        has_db: bool, files: list[Path], flows: FlowFilter | None
-    ) -> tuple[str, dict[str, Any]]:
-        everything = database.unique_events(has_db=has_db, files=files)
-        if flows is None:
-            return everything, {}
-        where, params = flows.where(everything)
-        return database.unique_events(has_db=has_db, files=files, where=where), params
-
     @contextmanager
     def analysis(
-        self, *, write: bool = False
+        self, *, write: bool = False, tables: Tables | None = None
     ) -> Iterator[tuple[duckdb.DuckDBPyConnection, EventsSql, bool]]:
         """A consistent view for analytical SQL over every stored event (drift metrics).
 
         Yields ``(con, events, writable)``: ``events(where)`` is the SQL of every unique
         event matching ``where`` (database and live segments). ``write=True`` holds the
         exclusive folder lock and opens the database read-write and migrated, so a caller
-        can also write the tables its capability keeps here through a migration
-        (``drift_metrics``); compaction and readers wait, appends never do. A store that
+        can also write the tables its capability keeps here: ``tables`` is their
+        ``(scope, steps)`` (drift's: ``mir/drift/tables.py``), migrated after the store's
+        own steps; compaction and readers wait, appends never do. A store that
         is missing or not writable (its folder, or a database file this user may only
         read) falls back to the shared read view (``writable`` False).
         """
-        if not write or not self._writable():
-            with self._reading() as (con, has_db, files):
-                yield con, self._events_sql(has_db, files), False
-            return
-        if self.segments_dir.is_dir():
-            self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
-        with folder_lock(self.lock_path, exclusive=True, wait=self._lock_timeout) as locked:
-            if not locked:
-                raise TraceStoreError(
-                    f"the trace store stayed locked for {self._lock_timeout:.0f}s",
-                    where=str(self.lock_path),
-                    hint="a compaction is still running; retry in a moment",
-                )
-            con = database.connect(self.db_path, read_only=False)
-            try:
-                applied = database.migrate(con)
-                if "0004_create_adopted" in applied:
-                    # as compaction does: a store written before manifests existed
-                    upgraded = "0001_create_events" not in applied
-                    adopt(con, self.manifest, self.segments_dir, upgraded=upgraded)
-                yield con, self._events_sql(True, segment_files(self.segments_dir)), True
-            except Exception as exc:
-                if database.is_unreadable_file(exc):
-                    raise database.explain(self.db_path, exc) from exc
-                raise
-            finally:
-                con.close()
-
-    def _writable(self) -> bool:
-        if not self.directory.is_dir() or not os.access(self.directory, os.W_OK):
-            return False
-        # a healthy database file this user may only read (its mode, a read-only mount):
-        # what drift writes here is derived, so a reader does without it
-        return not self.db_path.exists() or os.access(self.db_path, os.W_OK)
-
-    @staticmethod
-    def _events_sql(has_db: bool, files: list[Path]) -> EventsSql:
-        def events(where: str = "true", *, stored: bool = True) -> str:
-            return database.unique_events(has_db=has_db, files=files, where=where, stored=stored)
-
-        return events
-
-    def _query(
-        self, template: str, params: dict[str, Any], *, where: str = "true", columns: bool = False
-    ) -> list[Any]:
-        with self._reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files, where=where)
-            cursor = con.execute(template.replace("{events}", source), params)
-            rows = cursor.fetchall()
-            if columns:
-                names = [d[0] for d in cursor.description]
-                return [dict(zip(names, row, strict=True)) for row in rows]
-            return rows
-
-    @contextmanager
-    def _reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, bool, list[Path]]]:
-        """A consistent view: no compaction can start until the caller is done."""
-        if not self.directory.is_dir():  # nothing written yet: answer, create nothing
-            con = database.connect(None, read_only=True)
-            try:
-                yield con, False, []
-            finally:
-                con.close()
-            return
-        if self.segments_dir.is_dir():
-            if os.access(self.directory, os.W_OK):
-                self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
-            self._auto_compact()
-        for attempt in range(2):
-            with folder_lock(self.lock_path, exclusive=False, wait=self._lock_timeout) as locked:
-                if not locked:
-                    raise TraceStoreError(
-                        f"the trace store stayed locked for {self._lock_timeout:.0f}s",
-                        where=str(self.lock_path),
-                        hint="a compaction is still running; retry in a moment",
-                    )
-                has_db = self.db_path.exists()
-                con = database.connect(self.db_path if has_db else None, read_only=True)
-                try:
-                    # A database written by an older mir is migrated before it is read
-                    # (when this user may write it; else it is read if it can be).
-                    reading = not os.access(self.directory, os.W_OK)
-                    pending = has_db and database.pending_migrations(con, reading=reading)
-                    if not pending:
-                        yield con, has_db, segment_files(self.segments_dir)
-                        return
-                except Exception as exc:
-                    # A damaged file may open fine and fail on its first read; a
-                    # query's own error (a bad JSON path) is not a damaged file.
-                    if database.is_unreadable_file(exc):
-                        raise database.explain(self.db_path, exc) from exc
-                    raise
-                finally:
-                    con.close()
-            if attempt:
-                raise TraceStoreError(
-                    "the trace database has an older schema and could not be upgraded",
-                    where=str(self.db_path),
-                    hint="run `mir traces compact` when no other mir process is compacting",
-                )
-            self.compact()
+        with self._views.analysis(write=write, tables=tables) as view:
+            yield view
 
 
 def _with_instants(row: dict[str, Any]) -> dict[str, Any]:

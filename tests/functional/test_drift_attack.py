@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from mir.drift import tables
 from mir.project import find_project
 from mir.traces import TraceEvent, TraceStore
 from mir.traces.domain import TraceStoreError
@@ -88,9 +89,10 @@ def _suspension_events(root: Path) -> dict[str, int]:
 
 
 def _runs(root: Path) -> list[tuple[str, int, int]]:
-    """(run_id, agents, rows) of every stored drift run (write: the table may be new)."""
+    """(run_id, agents, rows) of every stored drift run (write, with drift's tables: the
+    table may be new)."""
     store = TraceStore.for_project(find_project(root))
-    with store as traces, traces.analysis(write=True) as (con, _, __):
+    with store as traces, traces.analysis(write=True, tables=tables.TABLES) as (con, _, __):
         return con.execute(
             "SELECT run_id, count(DISTINCT agent), count(*) FROM drift_metrics GROUP BY run_id"
         ).fetchall()

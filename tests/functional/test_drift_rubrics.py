@@ -43,7 +43,7 @@ def desk(tmp_path: Path) -> Path:
 
 def calibrate(root: Path, kappa: float | None) -> None:
     """A calibration record of the scripted judge beside the contract (None: none at all)."""
-    from mir.evals.judging import judge_prompt_hash
+    from mir.evals.judge_identity import judge_prompt_hash
 
     records = (root / CONTRACT).parent / "judge-calibration.json"
     if kappa is None:

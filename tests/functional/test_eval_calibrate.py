@@ -17,7 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 from mir.cli import eval_calibrate
-from mir.evals.calibration import read_calibrations
+from mir.evals.calibration_records import read_calibrations
 
 HUMAN = ["pass", "pass", "fail", "fail", "pass", "fail", "pass", "fail"]
 JUDGE = ["pass", "fail", "fail", "fail", "pass", "pass", "pass", "fail"]

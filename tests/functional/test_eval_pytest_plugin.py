@@ -2,7 +2,7 @@
 and a ``gate`` item); without the flag it collects nothing and imports nothing of mir.
 
 Run in a child pytest on a copy of the runtime fixture project. ``-p no:mir`` then
-``-p mir.cli.pytest_plugin`` loads this checkout's plugin whether or not the installed
+``-p mir.pytest_plugin`` loads this checkout's plugin whether or not the installed
 entry point is there yet."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from tests.functional.test_eval_cli import GOOD, SUITE, reply
 
-PLUGIN = ["-p", "no:mir", "-p", "mir.cli.pytest_plugin", "-p", "no:cacheprovider"]
+PLUGIN = ["-p", "no:mir", "-p", "mir.pytest_plugin", "-p", "no:cacheprovider"]
 REPORT = """\
 import sys
 def pytest_sessionfinish(session):

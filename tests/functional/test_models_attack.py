@@ -1,4 +1,4 @@
-"""Attacks on the model registry as merged (issue 12): each test here broke once.
+"""Attacks on the model registry as merged: each test here broke once.
 
 Concurrent `mir models` edits, hostile `models.toml` files and secrets in free text; each
 names the failure it pins down."""

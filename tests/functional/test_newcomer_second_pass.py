@@ -1,4 +1,4 @@
-"""Paper cuts found by a second newcomer pass over the README (after issue 9), each
+"""Paper cuts found by a second newcomer pass over the README, each
 through the installed ``mir``."""
 
 from __future__ import annotations

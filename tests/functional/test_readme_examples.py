@@ -234,7 +234,7 @@ def on_a_new_pending_flow(sandbox: Sandbox, line: Line, text: str) -> None:
 
 
 def listing_finds_flows(sandbox: Sandbox, line: Line, text: str) -> None:
-    """``traces list [filters]``: the example must find something (issue 9: `--agent
+    """``traces list [filters]``: the example must find something (`--agent
     triage` once found nothing, exit 0). The approvals used up the pending flows, so
     a ``--status pending_review`` example gets one first."""
     if "pending_review" in line.words:

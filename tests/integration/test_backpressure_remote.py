@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mir.inference.remote import REMOTE_SCHEDULERS
+from mir.inference.remote_servers import REMOTE_SCHEDULERS
 from mir.runtime import load_agent
 from mir.traces import TraceStore
 from tests.support.fixtures import SERVER_ALIAS

@@ -1,4 +1,4 @@
-"""`mir drift` over hostile stored decisions (issue 11 attack pass): final events whose
+"""`mir drift` over hostile stored decisions (an attack pass): final events whose
 record holds strings where numbers belong, NaN / Infinity, huge ints, nested values,
 control characters, null, no decision at all, negative latency / tokens, written through
 the real ``TraceStore``. Drift never raises, its JSON stays strict, and a few bad rows

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mir.cli.drift_html import page as drift_page
 from mir.drift import AgentDrift, DriftReport, MetricResult, Window
+from mir.drift import html_page as drift_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

@@ -220,9 +220,9 @@ def test_a_store_from_before_the_rows_is_migrated_and_parsed(tmp_path):
     root = desk(tmp_path)
     write_month(root, end=END, days=28, per_day=30, seed=6)
     con = duckdb.connect(str(db(root)))
-    con.execute("DROP TABLE drift_rows")
-    con.execute("DROP TABLE drift_ingested")
-    con.execute("DELETE FROM _migrations WHERE name = '0006_create_drift_rows'")
+    con.execute("DROP TABLE IF EXISTS drift_rows")  # drift never ran: its tables
+    con.execute("DROP TABLE IF EXISTS drift_ingested")  # are not made yet
+    con.execute("DELETE FROM _mir_migrations WHERE name = '0006_create_drift_rows'")
     con.close()
     before = figures(measure(root, options=OPTIONS, store=False))  # read-only: no tables
     assert figures(measure(root, options=OPTIONS)) == before  # migrates, then parses
@@ -245,10 +245,12 @@ print("done", flush=True)
 
 def _big_store(path: Path, decisions: int) -> None:
     """``decisions`` flows (snapshot + final) straight into a migrated database."""
+    from mir.drift import tables
     from mir.traces.database import migrate
 
     con = duckdb.connect(str(path))
     migrate(con)
+    tables.migrate(con)
     con.execute(
         f"""
         INSERT INTO events (segment, n, v, hash, event_id, flow_id, seq, step, agent, "at",

@@ -146,7 +146,7 @@ def test_a_background_call_waits_for_a_foreground_one_and_answers_the_same(
     import threading
 
     from mir.inference import background
-    from mir.inference.scheduler import FOREGROUND
+    from mir.inference.foreground_first import FOREGROUND
 
     provider = LlamaProvider(str(tiny_gguf), n_ctx=512, n_threads=2, cache=cache)
     unpaused = provider.complete(ask("Order 9, 12 EUR."))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mir.evals.judging import judge_home, judge_prompt_hash
+from mir.evals.judge_identity import judge_home, judge_prompt_hash
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def test_the_wheel_ships_the_judge_and_finds_it(tmp_path: Path):
         [
             sys.executable,
             "-c",
-            "import mir, mir.evals.judging as j; "
+            "import mir, mir.evals.judge_identity as j; "
             "print(mir.__file__); print(j.judge_home()); print(j.judge_prompt_hash())",
         ],
         cwd=tmp_path,

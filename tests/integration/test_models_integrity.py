@@ -1,4 +1,4 @@
-"""Integrity before load (issue 12 point 2): a registry entry's sha256 is checked before
+"""Integrity before load: a registry entry's sha256 is checked before
 llama.cpp opens the GGUF; a tampered file is refused and the flow falls back."""
 
 from __future__ import annotations

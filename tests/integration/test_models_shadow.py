@@ -1,4 +1,4 @@
-"""Shadow decisions (issue 12 point 3): a registry ``shadow`` version re-decides every
+"""Shadow decisions: a registry ``shadow`` version re-decides every
 production decision on the same frozen snapshot, in the background, never executed.
 
 Only the model layer is scripted: ``deps.providers`` answers by the concrete route's

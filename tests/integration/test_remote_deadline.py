@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from mir.inference import LiteLLMProvider, Message, ModelRequest, ProviderError, ShedError
-from mir.inference.remote import RemoteSchedulers
+from mir.inference.remote_servers import RemoteSchedulers
 
 SLACK_S = 0.05
 

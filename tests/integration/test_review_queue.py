@@ -200,16 +200,18 @@ def test_a_read_closes_a_bounded_batch_and_never_lists_the_rest(app: Path):
 def test_review_expire_closes_every_batch(app: Path, monkeypatch: pytest.MonkeyPatch):
     from typer.testing import CliRunner
 
-    from mir.cli import review
     from mir.cli.app import build_app
+    from mir.reviews import sweep
 
     flows = decide(app, *[LOW] * 5)
     later = pending_page(app).items[-1].created_at + timedelta(seconds=301)
-    monkeypatch.setattr(review, "EXPIRE_BATCH", 2)  # three passes for five flows
+    monkeypatch.setattr(sweep, "EXPIRE_BATCH", 2)  # three passes for five flows
     import mir.reviews.queue as queue
 
     real = queue.pending_page
-    monkeypatch.setattr("mir.reviews.pending_page", lambda *a, **k: real(*a, **{**k, "now": later}))
+    monkeypatch.setattr(
+        "mir.reviews.queue.pending_page", lambda *a, **k: real(*a, **{**k, "now": later})
+    )
     result = CliRunner().invoke(
         build_app(), ["review", "expire", "--json", "--project", str(app)], env={"COLUMNS": "100"}
     )

@@ -23,10 +23,13 @@ from mir.boundaries.rules import (
     mir202_intent_doc_invalid,
     mir203_unused_dependency,
     mir204_public_mismatch,
+    mir205_module_not_placed,
+    mir206_intent_doc_placeholder,
     mir301_syntax_error,
     mir302_relative_beyond_top,
     mir303_capability_without_init,
     mir304_unused_ignore,
+    mir305_capability_too_large,
 )
 
 _MODULES: tuple[ModuleType, ...] = (
@@ -39,10 +42,13 @@ _MODULES: tuple[ModuleType, ...] = (
     mir202_intent_doc_invalid,
     mir203_unused_dependency,
     mir204_public_mismatch,
+    mir205_module_not_placed,
+    mir206_intent_doc_placeholder,
     mir301_syntax_error,
     mir302_relative_beyond_top,
     mir303_capability_without_init,
     mir304_unused_ignore,
+    mir305_capability_too_large,
 )
 SECTIONS = ("What it does", "Why it matters", "Example", "How to fix")
 

@@ -4,7 +4,8 @@
 Reports an import from an inner layer of a capability to an outer one: `domain` must
 not import `application` or `adapters`, and `application` must not import `adapters`.
 Modules are placed in layers by name (`domain`, `application`, `adapters`, or the
-intent doc's `layers:` map); unmapped modules count as `adapters`.
+intent doc's `layers:` map); an unplaced module counts as `adapters` (and is a MIR205
+finding). A capability declared `layout: flat` has no layers to check.
 
 ## Why it matters
 The domain is the part that must stay testable without a database, a model or a

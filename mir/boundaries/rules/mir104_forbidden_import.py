@@ -8,7 +8,8 @@ Reports an import of a module the importing layer may not use:
   `requests`, `httpx`, `sqlalchemy`) are for the adapters layer only;
 - `[tool.mir.lint] forbidden` (every capability) and the intent doc's `forbidden`
   (one capability) add modules per layer.
-A module matches a listed name when it is that name or a submodule of it.
+A module matches a listed name when it is that name or a submodule of it. In a
+capability declared `layout: flat` only the `adapters` entries of `forbidden` apply.
 
 ## Why it matters
 A model client or a database driver in the domain makes every business rule depend on
@@ -31,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mir.boundaries.findings import Finding
-from mir.boundaries.model import LAYER_RANK, LintModel
+from mir.boundaries.model import FLAT, LAYER_RANK, LintModel
 from mir.boundaries.rules.base import import_finding
 
 CODE = "MIR104"
@@ -58,6 +59,9 @@ def _verdict(
 ) -> str | None:
     """Why ``layer`` of ``capability`` may not import ``target``; None when it may."""
     settings = model.settings
+    shown = layer
+    if layer == FLAT:  # a flat capability is held to what its outermost layer may not use
+        layer = "adapters"
     if capability is None or layer not in LAYER_RANK:
         return None
     doc = model.capabilities[capability].doc
@@ -68,7 +72,7 @@ def _verdict(
     ]
     hit = _matches(target, forbidden)
     if hit is not None:
-        return f"{layer} layer may not import {target} (forbidden: {hit})"
+        return f"{shown} layer may not import {target} (forbidden: {hit})"
     if (
         layer == "domain"
         and not model.is_stdlib(target)

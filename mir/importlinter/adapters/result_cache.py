@@ -4,11 +4,12 @@ only the edited files.
 Two ``marshal`` files next to the boundaries cache (stdlib only, so a replay never
 imports pydantic, the contract models or the scanner):
 
-* ``importlinter-index``: absolute path -> (mtime_ns, size, content digest) of every
-  scanned file, and the *record* of the last run: its findings and warnings, keyed on
-  every input -- the config file's bytes (or, when none was given, the bytes of every
-  file ``lint-imports`` would look in), the root packages and the folders they were
-  found in, and every module of them with its content digest;
+* ``importlinter-index``: absolute path -> (dev, ino, size, mtime_ns, ctime_ns, content
+  digest) of every scanned file (a ``mir.storage.DigestCache``), and the *record* of
+  the last run: its findings and warnings, keyed on every input -- the config file's
+  bytes (or, when none was given, the bytes of every file ``lint-imports`` would look
+  in), the root packages and the folders they were found in, and every module of them
+  with its content digest;
 * ``importlinter-entries``: "digest:module:is_package" -> the imports of that content,
   loaded only when a file has to be looked up, so an edit re-extracts that file alone
   (the graph and the contracts are then checked again: they depend on every file).
@@ -22,19 +23,19 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mir.errors import MirUserError
+from mir.storage import DigestCache, write_atomic
 
 if TYPE_CHECKING:
     from mir.boundaries import Finding
     from mir.importlinter.adapters.scanning import Extractor, Located
 
-CACHE_FORMAT = f"mir-importlinter-1-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"mir-importlinter-2-py{sys.version_info[0]}.{sys.version_info[1]}"
 INDEX_FILE = "importlinter-index.marshal"
 ENTRIES_FILE = "importlinter-entries.marshal"
 CONFIG_NAMES = ("setup.cfg", ".importlinter", "pyproject.toml")  # adapters.config's order
@@ -85,10 +86,11 @@ class ContractCache:
         self._version = _fingerprint()
         index = self._load(INDEX_FILE)
         stats, record = index if isinstance(index, tuple) and len(index) == 2 else ({}, None)
-        self._stats: dict[str, tuple[int, int, str]] = stats if isinstance(stats, dict) else {}
+        self._digests = DigestCache(
+            stats if isinstance(stats, dict) else {}, algorithm="blake2b", digest_size=16
+        )
         self._record: tuple | None = record
         self._entries: dict[str, tuple] | None = None if folder else {}
-        self._used_stats: set[str] = set()
         self._used_entries: set[str] = set()
         self._read: dict[str, bytes] = {}  # bytes read to hash them, kept for extraction
         self._seen: dict[str, str] = {}  # digests of this run (a --watch run starts afresh)
@@ -106,41 +108,27 @@ class ContractCache:
         return payload if version == self._version else None
 
     def _store(self, name: str, payload: Any) -> None:
-        import tempfile
-
         assert self.folder is not None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"  # self-ignoring, like the boundaries cache
             if not ignore.exists():
                 ignore.write_text("# Created by mir automatically.\n*\n")
-            handle, temp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
+            write_atomic(self.folder / name, marshal.dumps((self._version, payload)), mode=0o600)
         except OSError:
             return  # a cache that cannot be written costs speed, never the verdict
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(marshal.dumps((self._version, payload)))
-            os.replace(temp, self.folder / name)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
 
     def digest(self, path: Path) -> str:
-        """Content digest of ``path``: from the index while its stat is unchanged."""
+        """Content digest of ``path``: from the index while its identity is unchanged."""
         key = str(path)
         seen = self._seen.get(key)
         if seen is not None:  # the graph scan hashed it already in this run
             return seen
-        stat = os.stat(key)
-        known = self._stats.get(key)
-        self._used_stats.add(key)
-        if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
-            self._seen[key] = known[2]
-            return known[2]
-        data = self._read[key] = path.read_bytes()
-        digest = self._seen[key] = hashlib.blake2b(data, digest_size=16).hexdigest()
-        self._stats[key] = (stat.st_mtime_ns, stat.st_size, digest)
-        self._dirty_index = True
+        digest, data = self._digests.read(path)
+        if data is not None:  # read to hash it: kept for the extraction
+            self._read[key] = data
+            self._dirty_index = True
+        self._seen[key] = digest
         return digest
 
     def refs(self, path: Path, module: str, is_package: bool, extract: Extractor) -> Iterable:
@@ -236,16 +224,15 @@ class ContractCache:
 
     def save(self) -> None:
         """Write what this run used (files no longer scanned are dropped)."""
-        if len(self._stats) != len(self._used_stats):
-            self._stats = {key: self._stats[key] for key in self._used_stats if key in self._stats}
+        if self._digests.prune():  # files no longer scanned
             self._dirty_index = True
         entries = self._entries
         if entries is not None and self._used_entries and len(entries) != len(self._used_entries):
             self._entries = {key: entries[key] for key in self._used_entries if key in entries}
             self._dirty_entries = True
         if self.folder is not None and self._dirty_index:
-            self._store(INDEX_FILE, (self._stats, self._record))
+            self._store(INDEX_FILE, (self._digests.entries, self._record))
         if self.folder is not None and self._dirty_entries and self._entries is not None:
             self._store(ENTRIES_FILE, self._entries)
         self._dirty_index = self._dirty_entries = False
-        self._used_stats, self._used_entries, self._read, self._seen = set(), set(), {}, {}
+        self._used_entries, self._read, self._seen = set(), {}, {}

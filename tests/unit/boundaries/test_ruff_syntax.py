@@ -171,7 +171,9 @@ def _project(root: Path, checker: str) -> None:
         f'syntax_checker = "{checker}"\n'
     )
     (cap / "__init__.py").write_text("")
-    (cap / "CLAUDE.md").write_text("---\ncapability: refunds\n---\n# refunds\n")
+    (cap / "CLAUDE.md").write_text(
+        "---\ncapability: refunds\nlayers: {legacy: adapters}\n---\n# refunds\n"
+    )
     (cap / "domain.py").write_text("import json\n\ndef f(:\n    pass\n")
     # another encoding: ruff cannot read it, CPython checks it
     (cap / "legacy.py").write_bytes("# coding: latin-1\nx = 'é'\nif x\n".encode("latin-1"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 import duckdb
 
 from mir.drift import rows
-from mir.traces.database import MIGRATIONS
+from mir.drift.tables import STEPS
 
 
 def test_the_rebuild_creates_what_the_migration_creates():
-    [statements] = [sql for name, sql in MIGRATIONS if name == "0006_create_drift_rows"]
+    [statements] = [s.apply for s in STEPS if s.name == "0006_create_drift_rows"]
     assert tuple(statements) == rows.TABLES
 
 

@@ -79,7 +79,7 @@ def test_the_default_rubric_levels_hold_on_stable_scores():
     import random
 
     from mir.drift import statistics as stats
-    from mir.drift.metrics import Judge
+    from mir.drift.metrics import MetricVerdicts
 
     rng = random.Random(11)
     scores, weights = [0.0, 0.25, 0.5, 0.75, 1.0], [0.1, 0.1, 0.2, 0.3, 0.3]
@@ -90,7 +90,9 @@ def test_the_default_rubric_levels_hold_on_stable_scores():
         drop = max(sum(ref) / 50 - sum(cur) / 50, 0.0)
         p = stats.ks_pvalue(stats.ks_statistic(stats.merge_samples(ref, cur)), 50, 50)
         verdicts.append(
-            Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30)
+            MetricVerdicts().result(
+                "rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30
+            )
         )
     share = {v: sum(m.verdict == v for m in verdicts) / 200 for v in ("warn", "suspend")}
     assert share["suspend"] <= 0.01 and share["warn"] <= 0.05, share
@@ -99,7 +101,11 @@ def test_the_default_rubric_levels_hold_on_stable_scores():
     cur = rng.choices([0.0, 0.25, 0.5], k=50)
     p = stats.ks_pvalue(stats.ks_statistic(stats.merge_samples(ref, cur)), 50, 50)
     drop = sum(ref) / 50 - sum(cur) / 50
-    verdict = Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50)).verdict
+    verdict = (
+        MetricVerdicts().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50)).verdict
+    )
     assert verdict == "not_enough_data"  # the agent's floor (200) is not the rubric's
-    caught = Judge().result("rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30)
+    caught = MetricVerdicts().result(
+        "rubric:r", "rubric", value=drop, p_value=p, n=(50, 50), min_samples=30
+    )
     assert caught.verdict == "suspend", (drop, p)

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from mir.contracts import DriftSettings, is_drift_metric
 from mir.drift.domain import Levels, judge
-from mir.drift.metrics import Judge
+from mir.drift.metrics import MetricVerdicts
 from mir.drift.windows import WindowOptions, parse_duration
 from mir.errors import UsageError
 
@@ -36,18 +36,20 @@ def test_a_metric_without_levels_is_information_only():
 
 
 def test_contract_levels_override_the_defaults_and_min_samples_applies():
-    strict = Judge(min_samples=10, overrides={"rate.fallback": Levels(warn=0.01, suspend=0.02)})
+    strict = MetricVerdicts(
+        min_samples=10, overrides={"rate.fallback": Levels(warn=0.01, suspend=0.02)}
+    )
     result = strict.rate("rate.fallback", (1, 100, 5, 100))
     assert (result.value, result.verdict) == (pytest.approx(0.04), "ok")  # p = 0.097
     result = strict.rate("rate.fallback", (10, 1000, 60, 1000))
     assert result.verdict == "suspend" and result.kind == "environmental"
-    assert Judge(min_samples=2000).rate("rate.fallback", (10, 1000, 60, 1000)).verdict == (
+    assert MetricVerdicts(min_samples=2000).rate("rate.fallback", (10, 1000, 60, 1000)).verdict == (
         "not_enough_data"
     )
 
 
 def test_a_change_point_is_listed_whatever_the_sample_size():
-    result = Judge(min_samples=500).change("model", ["m2 (from 2026-11-23 09:00)"], (3, 4))
+    result = MetricVerdicts(min_samples=500).change("model", ["m2 (from 2026-11-23 09:00)"], (3, 4))
     assert (result.verdict, result.kind, result.detail) == (
         "warn",
         "semantic",

@@ -12,8 +12,11 @@ from sklearn.metrics import cohen_kappa_score
 
 from mir.contracts import JudgeSettings
 from mir.errors import ConfigError
-from mir.evals.calibration import NO_VERDICT, calibrate_judge, read_calibrations, read_labels
-from mir.evals.judging import judge_prompt_hash, open_judge
+from mir.evals.calibration import NO_VERDICT, calibrate_judge
+from mir.evals.calibration_labels import read_labels
+from mir.evals.calibration_records import read_calibrations
+from mir.evals.judge_identity import judge_prompt_hash
+from mir.evals.judging import open_judge
 from mir.project import find_project
 
 RUBRIC = "Is the reply polite and does it answer the question?"

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from mir.contracts import load_contract
-from mir.evals.judging import judge_home
+from mir.evals.judge_identity import judge_home
 from tests.conftest import MIR_EXE
 
 

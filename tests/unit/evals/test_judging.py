@@ -12,8 +12,9 @@ import pytest
 from mir.contracts import EvalCase, JudgeSettings
 from mir.contracts.eval_suite import Pairwise, Rubric
 from mir.errors import ConfigError
-from mir.evals.calibration import CalibrationRecord, append_calibrations
-from mir.evals.judging import Judge, judge_home, judge_prompt_hash, open_judge
+from mir.evals.calibration_records import CalibrationRecord, append_calibrations
+from mir.evals.judge_identity import judge_home, judge_prompt_hash
+from mir.evals.judging import ModelJudge, open_judge
 from mir.project import find_project
 from mir.traces import TraceStore
 
@@ -35,15 +36,15 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def scripted_judge(project: Path, *lines: str, **settings: object) -> Judge:
+def scripted_judge(project: Path, *lines: str, **settings: object) -> ModelJudge:
     (project / "judge.jsonl").write_text("\n".join(lines) + "\n")
     judge_settings = JudgeSettings(provider="scripted", responses="judge.jsonl", **settings)  # type: ignore[arg-type]
     return open_judge(judge_settings, suite_dir=project, project=find_project(project))
 
 
 @pytest.fixture
-def opened() -> Iterator[list[Judge]]:
-    judges: list[Judge] = []
+def opened() -> Iterator[list[ModelJudge]]:
+    judges: list[ModelJudge] = []
     yield judges
     for judge in judges:
         judge.close()
@@ -70,7 +71,7 @@ def test_a_judge_that_always_prefers_position_a_only_produces_ties(project, open
     assert "flipped with the positions" in result.message
 
 
-def judge_again(project: Path, opened: list[Judge], *lines: str) -> Judge:
+def judge_again(project: Path, opened: list[ModelJudge], *lines: str) -> ModelJudge:
     judge = scripted_judge(project, *lines)
     opened.append(judge)
     return judge
@@ -190,7 +191,7 @@ def test_nothing_to_grade(project, opened):
     assert judge.grade(rubric, CASE, MINE).message == "no field 'reply.text' in the decision"
 
 
-def record(judge: Judge, kappa: float | None, *, kind: str = "rubric", **changes: object):
+def record(judge: ModelJudge, kappa: float | None, *, kind: str = "rubric", **changes: object):
     return CalibrationRecord.model_validate(
         {
             "judge_model": judge.identity.model_label,

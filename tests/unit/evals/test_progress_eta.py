@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from mir.cli.eval_progress import eta
+from mir.evals.progress_lines import eta
 
 
 def test_no_estimate_before_the_first_run_ends():

@@ -53,7 +53,7 @@ def nasty_report() -> EvalReport:
 
 
 def test_json_validates_against_the_published_schema() -> None:
-    from mir.cli.schema import all_schemas
+    from mir.schemas import all_schemas
 
     schema = all_schemas()["eval-report.schema.json"]
     data = json.loads(render_json(nasty_report()))

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mir.inference import background
-from mir.inference import scheduler as sched
+from mir.inference import foreground_first as sched
+from mir.inference.foreground_first import FOREGROUND, Foreground, in_background
 from mir.inference.llama import _until
-from mir.inference.scheduler import FOREGROUND, Foreground, Scheduler, in_background
+from mir.inference.scheduler import Scheduler
 
 
 def test_background_marks_only_the_block_and_only_this_thread():

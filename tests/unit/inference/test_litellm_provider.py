@@ -6,7 +6,14 @@ from typing import Any
 import pytest
 
 from mir.errors import ConfigError
-from mir.inference import LiteLLMProvider, Message, ModelRequest, ProviderError, remote
+from mir.inference import (
+    LiteLLMProvider,
+    Message,
+    ModelRequest,
+    ProviderError,
+    remote,
+    remote_servers,
+)
 
 SCHEMA = {"type": "object", "properties": {"action": {"enum": ["refund", "reject"]}}}
 
@@ -49,7 +56,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeLiteLLM:
 
 @pytest.fixture
 def unblocked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(remote.BLOCK_ENV, raising=False)
+    monkeypatch.delenv(remote_servers.BLOCK_ENV, raising=False)
 
 
 def request(**changes: Any) -> ModelRequest:

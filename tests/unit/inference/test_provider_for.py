@@ -13,7 +13,7 @@ from mir.inference import (
     ScriptedProvider,
     provider_for,
 )
-from mir.inference.llama import EMBEDDED_FILE
+from mir.inference.llama_setup import EMBEDDED_FILE
 
 
 @pytest.fixture

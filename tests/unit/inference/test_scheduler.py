@@ -8,7 +8,8 @@ import time
 import pytest
 
 from mir.inference import ShedError
-from mir.inference.scheduler import CpuBudget, Scheduler
+from mir.inference.cpu_budget import CpuBudget
+from mir.inference.scheduler import Scheduler
 
 
 def _hold(scheduler: Scheduler, release: threading.Event) -> threading.Thread:

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mir.inference import ShedError
-from mir.inference.scheduler import CpuBudget, Scheduler
+from mir.inference.cpu_budget import CpuBudget
+from mir.inference.scheduler import Scheduler
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from mir.inference.llama import THREADS_ENV, default_threads
+from mir.inference.llama_setup import THREADS_ENV, default_threads
 
 
 def test_environment_pins_the_thread_count(monkeypatch):

@@ -132,10 +132,12 @@ def test_secrets_never_reach_any_file(tmp_path):
 
 def test_migrations_are_recorded_in_order_and_idempotent(tmp_path):
     con = duckdb.connect(str(tmp_path / "t.duckdb"))
-    assert migrate(con) == [name for name, _ in MIGRATIONS]
+    assert migrate(con) == [step.name for step in MIGRATIONS]
     assert migrate(con) == []
-    rows = con.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
-    assert [r[0] for r in rows] == [name for name, _ in MIGRATIONS]
+    rows = con.execute(
+        "SELECT name FROM _mir_migrations WHERE scope = 'traces' ORDER BY applied_at, name"
+    ).fetchall()
+    assert [r[0] for r in rows] == [step.name for step in MIGRATIONS]
 
 
 def test_an_older_database_is_upgraded_before_it_is_read(tmp_path):
@@ -143,15 +145,15 @@ def test_an_older_database_is_upgraded_before_it_is_read(tmp_path):
     folder.mkdir()
     con = duckdb.connect(str(folder / "traces.duckdb"))
     con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
-    first_name, first_sql = MIGRATIONS[0]
-    con.execute(first_sql)
-    con.execute("INSERT INTO _migrations VALUES (?, now())", [first_name])
+    first = MIGRATIONS[0]
+    con.execute(first.apply)
+    con.execute("INSERT INTO _migrations VALUES (?, now())", [first.name])
     con.close()
     store = TraceStore(folder, environ={})
     assert store.count_events() == 0
     con = duckdb.connect(str(folder / "traces.duckdb"), read_only=True)
-    assert {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()} == {
-        name for name, _ in MIGRATIONS
+    assert {r[0] for r in con.execute("SELECT name FROM _mir_migrations").fetchall()} == {
+        step.name for step in MIGRATIONS
     }
 
 
@@ -231,9 +233,9 @@ def test_the_duplicates_migration_shadows_copies_already_in_an_older_database(tm
     folder.mkdir()
     con = duckdb.connect(str(folder / "traces.duckdb"))
     con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ)")
-    for name, sql in MIGRATIONS[:2]:
-        con.execute(sql)
-        con.execute("INSERT INTO _migrations VALUES (?, now())", [name])
+    for step in MIGRATIONS[:2]:
+        con.execute(step.apply)
+        con.execute("INSERT INTO _migrations VALUES (?, now())", [step.name])
     for segment in ("a.jsonl", "b.jsonl"):  # the same event stored by two segments
         con.execute(
             "INSERT INTO events (segment, n, v, hash, event_id, flow_id, seq, step, agent, "

@@ -99,7 +99,7 @@ def test_a_store_written_before_manifests_is_adopted_not_reported(tmp_path):
     shutil.rmtree(folder / "manifest")
     con = duckdb.connect(str(folder / "traces.duckdb"))
     con.execute("DROP TABLE adopted")
-    con.execute("DELETE FROM _migrations WHERE name = '0004_create_adopted'")
+    con.execute("DELETE FROM _mir_migrations WHERE name = '0004_create_adopted'")
     con.close()
     reader = TraceStore(folder, environ={})
     report = reader.verify()

@@ -5,12 +5,11 @@ with each distribution drawn as inline SVG bars."""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from mir.cli.drift_render import short_hashes
-
-if TYPE_CHECKING:
-    from mir.drift import DriftReport, MetricResult
+from mir.drift.domain import KINDS, DriftReport, MetricResult
+from mir.drift.formatting import number, short_hashes, verdict_words
+from mir.errors import UsageError
 
 _COLORS = {"suspend": "#c0392b", "warn": "#d68910", "ok": "#1e8449"}
 # Fits a 1280 px window: the table takes the page's width and long values (hashes, a
@@ -25,6 +24,19 @@ _STYLE = (
     "td:first-child{overflow-wrap:normal;white-space:nowrap}"
     "th{background:#f4f4f4}.verdict{font-weight:600;white-space:nowrap}.muted{color:#888}"
 )
+_HEAD = "".join(
+    f"<th>{h}</th>"
+    for h in ("metric", "reference", "current", "value", "p", "warn / suspend", "verdict",
+              "reference | current", "detail")
+)  # fmt: skip
+
+
+def write_html(report: DriftReport, target: Path) -> None:
+    """Write the page to ``target`` (a usage error, one line, when it cannot be)."""
+    try:
+        target.write_text(html_page(report), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write --html {target} ({exc.strerror})") from exc
 
 
 def _bars(shares: list[float], color: str) -> str:
@@ -40,15 +52,6 @@ def _bars(shares: list[float], color: str) -> str:
     return f'<svg width="{len(shares) * width}" height="24" role="img">{rects}</svg>'
 
 
-def _number(value: float | None, metric: str = "") -> str:
-    """As the CLI shows it: rates and limit hugging (and their levels) as percentages."""
-    if value is None:
-        return "-"
-    if metric.startswith("rate.") or metric == "limits.hugging":
-        return f"{value:.1%}"
-    return f"{value:.4g}"
-
-
 def _row(m: MetricResult) -> str:
     color = _COLORS.get(m.verdict, "#888")
     hist = (
@@ -58,21 +61,20 @@ def _row(m: MetricResult) -> str:
     )
     cells = [
         escape(m.metric),
-        _number(m.reference, m.metric),
-        _number(m.current, m.metric),
-        _number(m.value),
+        number(m.reference, m.metric),
+        number(m.current, m.metric),
+        number(m.value),
         "-" if m.p_value is None else f"{m.p_value:.2g}",
-        f"{_number(m.warn)} / {_number(m.suspend)}",
-        f'<span class="verdict" style="color:{color}">{escape(m.verdict.replace("_", " "))}</span>',
+        f"{number(m.warn)} / {number(m.suspend)}",
+        f'<span class="verdict" style="color:{color}">{escape(verdict_words(m.verdict))}</span>',
         hist,
         escape(short_hashes(m.detail)),
     ]
     return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-def page(report: DriftReport) -> str:
-    from mir.drift import KINDS
-
+def html_page(report: DriftReport) -> str:
+    """The whole page, as text."""
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>mir drift</title>",
         f"<style>{_STYLE}</style></head><body>",
@@ -80,11 +82,6 @@ def page(report: DriftReport) -> str:
         f"{report.at:%Y-%m-%d %H:%M} UTC</p>",
     ]
     parts += [f"<p class='muted'>{escape(note)}</p>" for note in report.notes]
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("metric", "reference", "current", "value", "p", "warn / suspend", "verdict",
-                  "reference | current", "detail")
-    )  # fmt: skip
     for agent in report.agents:
         verdict = agent.verdict
         parts.append(
@@ -103,7 +100,7 @@ def page(report: DriftReport) -> str:
             if rows:
                 body = "".join(_row(m) for m in rows)
                 parts.append(
-                    f"<h3>{kind} drift</h3><div class='scroll'><table><tr>{head}</tr>{body}"
+                    f"<h3>{kind} drift</h3><div class='scroll'><table><tr>{_HEAD}</tr>{body}"
                     "</table></div>"
                 )
     parts.append("</body></html>\n")

@@ -6,8 +6,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mir.errors import ConfigError, is_lock_conflict
+from mir.errors import ConfigError
 from mir.models.history import _explain
+from mir.storage import is_lock_conflict
 
 
 def test_a_lock_message_is_a_lock_conflict():
@@ -36,3 +37,25 @@ def test_a_torn_model_history_under_a_locked_folder_says_unreadable_not_held(tmp
     explained = _explain(path, caught.value)
     assert isinstance(explained, ConfigError)
     assert "not a readable model history" in str(explained)
+
+
+def test_opening_is_retried_while_locked_then_the_conflict_is_raised():
+    from mir.storage import retrying_while_locked
+
+    calls = []
+
+    def held() -> None:
+        calls.append(1)
+        raise duckdb.IOException('Could not set lock on file "/p/x.duckdb": Conflicting lock')
+
+    with pytest.raises(duckdb.IOException):
+        retrying_while_locked(held, 0.2)
+    assert len(calls) > 1  # tried again until the deadline
+
+    def torn() -> None:
+        calls.append(2)
+        raise duckdb.IOException("not a valid DuckDB database file")
+
+    with pytest.raises(duckdb.IOException, match="not a valid"):
+        retrying_while_locked(torn, 5)
+    assert calls.count(2) == 1  # any other error: at once

@@ -12,8 +12,8 @@ progress), written past pytest's output capture so a 15-minute suite is not sile
 * the ``gate`` item fails with the gate's reasons, exactly when ``mir eval`` exits 1.
 
 Without ``--mir-evals`` nothing is collected and nothing of mir is imported: the plugin
-costs one option. (It lives in the shell, not in ``mir.evals``, whose package import
-alone would cost every pytest run of every project a quarter of a second.)
+costs one option. (It is its own package, not a module of ``mir.evals``, whose package
+import alone would cost every pytest run of every project a quarter of a second.)
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class LiveProgress:
         self._write(f"\nmir eval: {total} case run(s)")
 
     def advance(self, suite: str, run: Any) -> None:
-        from mir.cli.eval_progress import eta
+        from mir.evals import eta
 
         self.done += 1
         verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")

@@ -1,0 +1,50 @@
+"""``mir agents``: the listing, and in words when a state changed, what suspend/resume
+did, which agents are broken (computed from ``AgentStatus``, no terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mir.runtime.agents import AgentStatus, list_agents
+
+
+def listed_agents(project: str | Path | None) -> tuple[list[AgentStatus], str | None]:
+    """Every agent of the project; with none, the folder searched (for "none found")."""
+    listing = list_agents(project)
+    if listing:
+        return listing, None
+    from mir.project import find_project
+
+    return listing, find_project(Path(project) if project else None).settings.capabilities
+
+
+def short_time(at: str | None) -> str | None:
+    """``2026-11-30 19:42`` for a terminal (the full ISO time is in a pipe and ``--json``)."""
+    try:
+        return datetime.fromisoformat(at).astimezone(UTC).strftime("%Y-%m-%d %H:%M") if at else at
+    except ValueError:
+        return at
+
+
+def unchanged_line(status: AgentStatus) -> str:
+    """For a suspend or resume that found the agent in that state already (exit 0 both):
+    ``NAME: already STATE (...; nothing changed)``."""
+    if status.state == "suspended":
+        since = f"suspended by {status.by or '?'} at {short_time(status.at) or '?'} UTC"
+    elif status.at:
+        since = f"resumed by {status.by or '?'} at {short_time(status.at)} UTC"
+    else:
+        since = "it was not suspended"
+    return f"{status.name}: already {status.state} ({since}; nothing changed)"
+
+
+def broken_line(listing: Sequence[AgentStatus]) -> str | None:
+    """A listing with broken contracts says so (it exits 1): they decide nothing until
+    fixed, and a script checking the listing must not read it as healthy."""
+    broken = [status.name for status in listing if status.state == "broken"]
+    if not broken:
+        return None
+    count = f"{len(broken)} broken agent{'s' if len(broken) > 1 else ''}"
+    return f"{count}: {', '.join(broken)} (its contract does not load: the row says why)"

@@ -1,0 +1,110 @@
+"""``Agent``: a loaded, validated agent, ready to decide (``load_agent`` builds one).
+
+It owns what its decisions need for its lifetime: the flow, its one shadow worker (a
+registry shadow version re-decides each production decision in the background), the
+hot-swap subscription, the ledger, the providers and the review alerts still being
+sent; ``close()`` ends them in that order, the trace store it owns last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from mir.contracts import AgentContract
+from mir.inference import ModelResponse, ScriptedProvider
+from mir.models import Subscription
+from mir.runtime.agent_states import requester
+from mir.runtime.flow import DecisionFlow
+from mir.runtime.ports import AgentParts, RuntimeDeps
+from mir.runtime.progress import observed
+from mir.runtime.records import DecisionRecord
+from mir.runtime.review_alerts import announce_safely
+from mir.runtime.shadow import ShadowWorker
+from mir.traces import TraceEvent
+
+
+class Agent:
+    """A loaded, validated agent: ``agent.decide(input, context=...)`` runs one flow."""
+
+    def __init__(
+        self,
+        parts: AgentParts,
+        deps: RuntimeDeps,
+        *,
+        owns_traces: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ):
+        self.parts = parts
+        self.deps = deps
+        # ``progress`` (the CLI's spinner) hears the production decisions' steps only: the
+        # flow decides on observed parts, the shadow worker on the agent's own.
+        seen = (parts, deps) if progress is None else observed(parts, deps, progress)
+        self._flow = DecisionFlow(*seen)
+        self._owns_traces = owns_traces
+        self.models_watch: Subscription | None = None  # hot swap (load_agent(watch_models=))
+        # A registry shadow version re-decides each production decision in the background.
+        self.shadow = ShadowWorker.for_agent(parts, deps)
+
+    @property
+    def name(self) -> str:
+        return self.parts.name
+
+    @property
+    def contract(self) -> AgentContract:
+        return self.parts.contract
+
+    def decide(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
+        requested_by: str | None = None,
+    ) -> DecisionRecord:
+        """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
+        this call: a model call that cannot meet the deadline is shed to the next route or
+        the rules at once (reason ``shed``). ``requested_by`` (default ``$MIR_USER``, else
+        the OS user) is recorded as the flow's requester, who can never approve it."""
+        requested_by = requested_by or requester()
+        how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
+        if self.shadow is None:
+            record = self._flow.decide(input, context, role=role, **how)
+        else:
+            record = self.shadow.decide(self._flow, input, context, role, **how)
+        announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
+        return record
+
+    def replaying(
+        self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"
+    ) -> Agent:
+        """This agent with every model route answering from ``responses``, in order (an
+        eval replays one scripted line per case run, whichever process runs it)."""
+        scripted = ScriptedProvider(list(responses), label=label)
+        source = "replay" if self.deps.source == "production" else self.deps.source
+        return Agent(
+            self.parts, replace(self.deps, providers=lambda route: scripted, source=source)
+        )
+
+    def trace(self, flow_id: str) -> list[TraceEvent]:
+        """The flow's events in order (what evals check trajectories against)."""
+        return self.deps.traces.flow(flow_id)
+
+    def close(self) -> None:
+        if self.shadow is not None:  # first: its flows write to the traces closed below
+            self.shadow.close()
+        held = (self.models_watch, self.deps.ledger, self.deps.providers, self.deps.on_pending)
+        owned = (self.deps.traces,) if self._owns_traces else ()  # last: the others write to it
+        for part in (*held, *owned):  # on_pending: the review alerts still being sent
+            closing = getattr(part, "close", None)
+            if closing is not None:
+                closing()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,11 @@
+"""The JSON schemas mir publishes, composed over every capability (public interface)."""
+
+from mir.schemas.catalogue import (
+    all_schemas,
+    rendered_schemas,
+    schema_file,
+    stale_schemas,
+    write_schemas,
+)
+
+__all__ = ["all_schemas", "rendered_schemas", "schema_file", "stale_schemas", "write_schemas"]

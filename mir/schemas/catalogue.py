@@ -1,0 +1,99 @@
+"""The JSON schemas mir publishes (``mir schema``): the formats users write, what
+``--format json`` prints, and each capability's ``[tool.mir.<name>]`` settings.
+
+Composed here, above the capabilities, because contracts must not depend on the
+capabilities that read it; the CLI renders what ``rendered_schemas`` returns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def rendered_schemas() -> dict[str, str]:
+    """Every schema file's name and its text (stable JSON: sorted keys, a final newline)."""
+    return {
+        file: json.dumps(body, indent=2, sort_keys=True) + "\n"
+        for file, body in all_schemas().items()
+    }
+
+
+def stale_schemas(folder: Path, schemas: dict[str, str]) -> list[str]:
+    """The files in ``folder`` that differ from ``schemas`` (or are missing)."""
+    return [file for file, text in schemas.items() if _read(folder / file) != text]
+
+
+def write_schemas(folder: Path, schemas: dict[str, str]) -> list[Path]:
+    """Write every schema into ``folder`` (created); the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file, text in schemas.items():
+        (folder / file).write_text(text, encoding="utf-8")
+        written.append(folder / file)
+    return written
+
+
+def schema_file(name: str, schemas: dict[str, str]) -> str:
+    """The file a user means: the listed name, or that name without `.schema.json` (what
+    a newcomer types after reading `mir schema`'s list)."""
+    from mir.errors import UsageError, did_you_mean
+
+    stems = {file.removesuffix(".schema.json"): file for file in schemas}
+    file = name if name in schemas else stems.get(name.removesuffix(".json"))
+    if file is not None:
+        return file
+    close = did_you_mean(name.removesuffix(".schema.json"), stems)
+    hint = f"did you mean `{close}`? " if close else ""
+    raise UsageError(f"unknown schema {name!r}", hint=f"{hint}one of: {', '.join(sorted(stems))}")
+
+
+def all_schemas() -> dict[str, dict]:
+    """The formats users write, plus each capability's ``[tool.mir.<name>]`` settings."""
+    from mir.alerts import ReviewSettings
+    from mir.boundaries import LintSettings
+    from mir.contracts import json_schemas
+    from mir.drift import AlertSettings, DriftReport
+    from mir.evals import EvalReport
+    from mir.inference import ModelSettings
+    from mir.models import ModelEntry
+    from mir.releases import CanaryCheck, CanarySettings, ModelComparison
+    from mir.traces import TraceSettings
+
+    sections = {
+        "lint": LintSettings,
+        "model": ModelSettings,
+        "traces": TraceSettings,
+        "alerts": AlertSettings,
+        "review": ReviewSettings,
+        "models": CanarySettings,
+    }
+    return {
+        **json_schemas(),
+        # what `mir eval --format json` prints (an output, so its serialized form)
+        "eval-report.schema.json": EvalReport.model_json_schema(mode="serialization"),
+        **{f"tool-mir-{name}.schema.json": m.model_json_schema() for name, m in sections.items()},
+        # what `mir drift --format json` prints
+        "drift-report.schema.json": DriftReport.model_json_schema(),
+        # the committed registry, models.toml (`mir models`)
+        "models-registry.schema.json": _registry_schema(ModelEntry.model_json_schema()),
+        # what `mir models compare|check --format json` print
+        "models-compare.schema.json": ModelComparison.model_json_schema(mode="serialization"),
+        "models-check.schema.json": CanaryCheck.model_json_schema(mode="serialization"),
+    }
+
+
+def _registry_schema(entry: dict) -> dict:
+    """``models.toml``: a list of ``[[models]]`` tables, each one ``ModelEntry``."""
+    defs = entry.pop("$defs", {})
+    return {
+        "title": "models.toml",
+        "description": "The model registry: every version of every model a route may name.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"models": {"type": "array", "items": {"$ref": "#/$defs/ModelEntry"}}},
+        "$defs": {**defs, "ModelEntry": entry},
+    }
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
