@@ -58,3 +58,25 @@ def test_a_signature_rule_added_later_does_not_flag_flows_decided_before_it(run_
     findings = [line for line in old.stdout.splitlines() if line.startswith("flow ")]
     assert len(findings) == 2 and all(line.startswith(f"flow {flows[1]}") for line in findings)
     assert "unsigned" in findings[0] + findings[1] and "short" in findings[0] + findings[1]
+
+
+def test_approve_holds_a_flow_to_the_count_recorded_when_it_was_decided(run_mir, app, tmp_path):
+    """A contract relaxed while a flow waits does not let it through on fewer approvals
+    than it was decided under (the audit would call that `short`), and a contract made
+    stricter holds only the flows decided after it: approve and verify agree."""
+    require(app, "{roles: [lead], count: 2}")
+    declare(run_mir, app, tmp_path, "ana")
+    declare(run_mir, app, tmp_path, "ben")
+    strict = pending(run_mir, app)
+    contract = app / CONTRACT
+    contract.write_text(contract.read_text().replace("count: 2}", "count: 1}", 1))
+    lenient = pending(run_mir, app)
+    first = json.loads(approve(run_mir, app, strict, "ana", None).stdout)
+    assert first["status"] == "pending_review"  # 1 of the 2 it was decided under
+    assert json.loads(approve(run_mir, app, lenient, "ana", None).stdout)["status"] == "executed"
+    contract.write_text(contract.read_text().replace("count: 1}", "count: 2}", 1))
+    second = json.loads(approve(run_mir, app, strict, "ben", None).stdout)
+    assert second["status"] == "executed"
+    done = run_mir("traces", "verify", "--full", cwd=app)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reviews: 3 checked, 0 signed: ok" in done.stdout
