@@ -10,11 +10,14 @@ Two guarantees hold for the whole session:
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +26,10 @@ import pytest
 pytest_plugins = ["tests.support.fixtures"]
 
 os.environ["MIR_BLOCK_REMOTE_MODELS"] = "1"
+# mir's per-user state (the secret keying `mir traces verify`'s review cache) lives in a
+# folder of this test session, never in the real ~/.local/state.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="mir-test-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 # pytest -n 2 already fills both cores: a second spinning llama.cpp thread per worker
 # only fights the other worker (measured ~5x slower), so tests run llama on one thread.

@@ -133,6 +133,18 @@ class SentLog:
         finally:
             con.close()
 
+    def release(self, items: Sequence[tuple[str, Kind, int]]) -> None:
+        """Give claims back (alerts no channel delivered): the next read sends them."""
+        if not items:
+            return
+        con = self._connect()
+        try:
+            con.executemany(
+                "DELETE FROM sent WHERE flow_id = ? AND kind = ? AND period = ?", list(items)
+            )
+        finally:
+            con.close()
+
 
 def send_review_alerts(
     settings: AlertSettings,

@@ -194,10 +194,12 @@ def render_queue(page: PendingPage) -> None:
         return
     columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
     table = listing(*columns, wrap=("key fields", "waits for"))
+    table.columns[columns.index("key fields")].overflow = "fold"  # wrapped, never cut with "…"
     shown = 12 if console().is_terminal else None
+    sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
     for item in page.items:
         # every value may come from a trace file or a model: literal, never markup
-        add_row(table, *queue_row(item, id_width=shown))
+        add_row(table, *queue_row(item, id_width=shown, separator=sep))
     print_listing(table)
     rest = page.total - page.offset - len(page.items)
     if rest > 0:

@@ -46,6 +46,8 @@ from mir.contracts.eval_suite import (
     Rubric,
     Tier,
 )
+from mir.contracts.json_values import json_type
+from mir.contracts.recorded import RecordedContracts
 from mir.contracts.review import (
     REVIEW_ROOTS,
     Review,
@@ -83,6 +85,7 @@ __all__ = [
     "Layer",
     "Pairwise",
     "ParamLimit",
+    "RecordedContracts",
     "Review",
     "ReviewRule",
     "Risk",
@@ -96,6 +99,7 @@ __all__ = [
     "field_line",
     "is_drift_metric",
     "json_schemas",
+    "json_type",
     "load_contract",
     "load_eval_suite",
     "load_intent_doc",

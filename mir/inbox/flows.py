@@ -9,7 +9,7 @@ again (on the correction, when there is one), and the signature rules apply.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,14 +17,28 @@ from starlette.responses import RedirectResponse, Response
 
 from mir.errors import MirUserError
 from mir.inbox import views
-from mir.inbox.queue import Pending
-
-if TYPE_CHECKING:
-    from mir.inbox.app import Inbox
+from mir.inbox.queue import Pending, Queue
+from mir.inbox.rendering import Pages
+from mir.inbox.reviewing import Reviewing
 
 VERDICTS = ("approve", "reject", "correct")
 MAX_REASON = 2000
 FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+class Inbox(Protocol):
+    """What these pages use of the app (``mir.inbox.app.Inbox``), which builds them: a
+    port, so this module never imports the app that imports it."""
+
+    queue: Queue
+    pages: Pages
+    reviewing: Reviewing
+
+    def reviewer(self, request: Request) -> str | None: ...
+    def chrome(self, request: Request) -> dict[str, Any]: ...
+    def refuse(self, request: Request, why: str) -> Response: ...
+    async def checked_form(self, request: Request) -> dict[str, str] | Response: ...
+    def flash(self, request: Request, kind: str, text: str) -> None: ...
 
 
 class FlowPages:

@@ -1,6 +1,8 @@
 """Who may review: declared reviewers (``reviewers.toml``), their Ed25519 keys, signed
 review statements, and web logins (public interface)."""
 
+from mir.reviewers.batch import Check as SignatureCheck
+from mir.reviewers.batch import verify_many, worth_workers
 from mir.reviewers.domain import (
     Reviewer,
     Statement,
@@ -23,6 +25,7 @@ from mir.reviewers.logins import check_login, has_login, logins_path, set_passwo
 from mir.reviewers.roster import (
     FILE_NAME,
     add_reviewer,
+    declared_roles,
     describe,
     has_roster,
     load_reviewers,
@@ -40,6 +43,7 @@ __all__ = [
     "Finding",
     "NewKey",
     "Reviewer",
+    "SignatureCheck",
     "SignedReview",
     "SigningKey",
     "Statement",
@@ -48,6 +52,7 @@ __all__ = [
     "check_login",
     "decision_digest",
     "declare",
+    "declared_roles",
     "default_key_path",
     "describe",
     "generate_key",
@@ -67,6 +72,8 @@ __all__ = [
     "set_login",
     "set_password",
     "sign_review",
+    "verify_many",
     "verify_signature",
+    "worth_workers",
     "write_private_key",
 ]

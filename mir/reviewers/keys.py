@@ -10,13 +10,13 @@ its 32 raw bytes.
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mir.errors import ConfigError, UsageError
+from mir.reviewers.batch import verify_one
 from mir.reviewers.domain import KEY_PREFIX, PUBLIC_KEY, Statement
 
 KEY_FILE_ENV = "MIR_REVIEWER_KEY_FILE"
@@ -108,16 +108,7 @@ def verify_signature(public_key: str, statement: Statement, signature: str | Non
     """True when ``signature`` is the key's signature of the statement's canonical bytes."""
     if not signature or not isinstance(signature, str):
         return False
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    try:
-        raw = base64.b64decode(signature, validate=True)
-        key = Ed25519PublicKey.from_public_bytes(public_key_bytes(public_key))
-        key.verify(raw, statement.canonical())
-    except (InvalidSignature, ValueError, binascii.Error, ConfigError):
-        return False
-    return True
+    return verify_one(public_key, statement.canonical(), signature)
 
 
 def write_private_key(key: SigningKey, out: Path, state_dir: Path | None) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mir.errors import ConfigError, UsageError
+from mir.errors import ConfigError, MirUserError, UsageError
 from mir.errors import did_you_mean as closest
 from mir.reviewers.domain import Reviewer
 from mir.storage import write_atomic
@@ -169,3 +169,15 @@ def describe(reviewer: Reviewer) -> dict[str, Any]:
         "public_key": reviewer.public_key,
         "fingerprint": reviewer.fingerprint,
     }
+
+
+def declared_roles(root: Path) -> dict[str, tuple[str, ...]] | None:
+    """Each declared reviewer's roles; None without reviewers.toml, or when it does not
+    read (its own problems are `mir reviewers list`'s and the approval's to report)."""
+    if not has_roster(root):
+        return None
+    try:
+        reviewers = load_reviewers(root)
+    except MirUserError:
+        return None
+    return {name: tuple(r.roles) for name, r in reviewers.items()}

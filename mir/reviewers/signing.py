@@ -13,11 +13,13 @@ A review event stores the statement, its signature and the public key that signe
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from mir.reviewers.batch import Check, verify_one
 from mir.reviewers.domain import Reviewer, Statement, StatementVerdict, make_statement
 from mir.reviewers.keys import SigningKey, verify_signature
 
@@ -66,8 +68,11 @@ def judge_review(
     flow_id: str,
     decision: Any,
     reviewers: dict[str, Reviewer],
+    verified: Container[Check] = (),
 ) -> tuple[Finding, str]:
-    """How a stored review event (its ``data``) stands; the second item says why."""
+    """How a stored review event (its ``data``) stands; the second item says why.
+    ``verified``: (key, canonical statement, signature) checks already known to verify
+    (``verify_many``), not verified again."""
     raw = data.get("statement")
     signature = data.get("signature")
     if raw is None and not signature:
@@ -89,7 +94,10 @@ def judge_review(
     reviewer = reviewers.get(statement.reviewer)
     if reviewer is None:
         return "unknown_reviewer", f"{statement.reviewer!r} is not a declared reviewer"
-    if verify_signature(reviewer.public_key, statement, signature):
+    message = statement.canonical()
+    if (reviewer.public_key, message, signature) in verified or verify_one(
+        reviewer.public_key, message, signature
+    ):
         return "ok", "signed by the declared key"
     signer = data.get("signer_key")
     if isinstance(signer, str) and verify_signature(signer, statement, signature):

@@ -19,8 +19,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mir.contracts import AgentContract, load_contract
-from mir.errors import MirUserError, UsageError
+from mir.contracts import AgentContract, RecordedContracts
+from mir.errors import UsageError
 from mir.project import Project, find_project
 from mir.reviews.domain import (
     PendingFlow,
@@ -105,10 +105,7 @@ def pending_page(
     proj = _project(project_root)
     when = now or datetime.now(UTC)
     store = TraceStore.for_project(proj)
-    contracts: dict[str, AgentContract | None] = {}
-
-    def contract_of(ref: str) -> AgentContract | None:
-        return _contract(ref, proj.root, contracts)
+    contract_of = RecordedContracts(proj.root).get
 
     try:
         name = resolve_agent(store, agent) if agent is not None else None
@@ -266,17 +263,6 @@ def _pending(
         decision=dict(decision),
         requested_by=str(snap["requested_by"]) if snap.get("requested_by") else None,
     )
-
-
-def _contract(ref: str, root: Path, cache: dict[str, AgentContract | None]) -> AgentContract | None:
-    """The flow's contract (as recorded in its snapshot); one that no longer loads: None."""
-    if ref not in cache:
-        path = Path(ref)
-        try:
-            cache[ref] = load_contract(path if path.is_absolute() else root / path) if ref else None
-        except (MirUserError, OSError):
-            cache[ref] = None
-    return cache[ref]
 
 
 def _strings(value: Any) -> list[str]:

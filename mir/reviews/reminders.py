@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mir.alerts import AlertSettings, ReviewSettings, SentLog, review_payload, send_alert, wanted
 from mir.contracts import AgentContract
@@ -92,11 +92,19 @@ def due_reminders(
 
 
 def send(project: Project, payloads: list[tuple[int, dict[str, Any]]]) -> list[str]:
-    """Send the claimed reminders (outside the store's read view); notes of failures."""
+    """Send the claimed reminders (outside the store's read view); notes of failures. A
+    reminder that no channel delivered gives its claim back: the next read retries it."""
     if not payloads:
         return []
     settings = project.section("alerts", AlertSettings)
+    channels = bool(settings.command) + bool(settings.webhook)
     notes: list[str] = []
-    for _period, payload in payloads:
-        notes += send_alert(settings, payload)
+    undelivered: list[tuple[str, Literal["remind"], int]] = []
+    for period, payload in payloads:
+        failed = send_alert(settings, payload)
+        notes += failed
+        if len(failed) >= channels:
+            undelivered.append((payload["flow_id"], "remind", period))
+    if undelivered:
+        SentLog(project.state_dir).release(undelivered)
     return notes

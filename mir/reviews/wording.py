@@ -23,9 +23,12 @@ def age(seconds: float) -> str:
     return f"{s // 86400}d {s % 86400 // 3600:02d}h"
 
 
-def queue_row(item: PendingFlow, *, id_width: int | None) -> tuple[str | None, ...]:
-    """flow (cut to ``id_width``), age, agent, action, key fields, waits for, expires in."""
-    fields = ", ".join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
+def queue_row(
+    item: PendingFlow, *, id_width: int | None, separator: str = ", "
+) -> tuple[str | None, ...]:
+    """flow (cut to ``id_width``), age, agent, action, key fields (joined by
+    ``separator``), waits for, expires in."""
+    fields = separator.join(f"{k}={compact(v, 30)}" for k, v in item.fields.items())
     left = (
         age((item.expires_at - item.created_at).total_seconds() - item.age_s)
         if item.expires_at is not None

@@ -16,10 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mir.contracts import AgentContract, field_line
 from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
+from mir.reviewers import declared_roles
 from mir.runtime.agent_states import AgentStateFile, current_user
 from mir.runtime.naming import agent_name, load_agent_contract
+from mir.runtime.review_checks import UNKNOWN, review_problems, roster_problems
 from mir.traces import TraceStore
 
 
@@ -50,15 +53,42 @@ def _states(project: Project) -> AgentStateFile:
 def _contracts(project: Project) -> _Contracts:
     healthy: dict[str, Path] = {}
     broken: dict[str, tuple[Path, str]] = {}
+    roles = declared_roles(project.root)
     for path in sorted(project.capabilities_dir.glob("*/agents/*.yaml")):
         try:
-            healthy[agent_name(load_agent_contract(path), path)] = path
+            contract = load_agent_contract(path)
         except MirUserError as exc:
             # one line for a listing row: the first problem, at its line when known
             line = (exc.where or "").rpartition(":")[2]
             reason = f"line {line}: {exc.message}" if line.isdigit() else exc.message
             broken[f"{path.parent.parent.name}.{path.stem}"] = (path, reason)
+            continue
+        name = agent_name(contract, path)
+        if problems := _review_problems(contract, path, roles):
+            broken[name] = (path, "; ".join(problems))
+        else:
+            healthy[name] = path
     return _Contracts(healthy, broken)
+
+
+def _review_problems(
+    contract: AgentContract, path: Path, roles: dict[str, tuple[str, ...]] | None
+) -> list[str]:
+    """What loading the agent would refuse in its review rules and approvals roles, read
+    from the contract alone: a schema in a pydantic model (user code, not imported here)
+    leaves its fields unchecked until the agent loads."""
+    decision = contract.decision.json_schema if contract.decision.model is None else UNKNOWN
+    spec = contract.input
+    given = None if spec is None else spec.json_schema if spec.model is None else UNKNOWN
+    found = review_problems(contract, decision or {}, given)
+    found += roster_problems(contract, roles)
+    located = sorted(
+        ((field_line(path, loc) or 0, loc, text) for loc, text in found), key=lambda p: p[0]
+    )
+    return [
+        f"{f'line {line}: ' if line else ''}{'.'.join(map(str, loc))}: {text}"
+        for line, loc, text in located
+    ]
 
 
 def _relative(path: Path, root: Path) -> str:

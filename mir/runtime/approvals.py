@@ -48,11 +48,38 @@ class Rule:
 
 
 def rule_for(contract: AgentContract, actions: Sequence[Any], declared: bool) -> Rule | None:
-    rules: list[Approvals] = []
-    for action in actions:
-        spec = contract.actions.get(action) if isinstance(action, str) else None
-        if spec is not None and spec.approvals is not None:
-            rules.append(spec.approvals)
+    return rule_from(required_approvals(contract), actions, declared)
+
+
+def required_approvals(contract: AgentContract) -> dict[str, Approvals]:
+    """Each action's approvals rule (actions without one left out): what a flow decided
+    now will be held to, recorded in its pending event."""
+    return {name: spec.approvals for name, spec in contract.actions.items() if spec.approvals}
+
+
+def approvals_record(contract: AgentContract) -> dict[str, dict[str, Any]]:
+    """``required_approvals`` as the JSON a pending event keeps."""
+    return {
+        name: rule.model_dump(mode="json") for name, rule in required_approvals(contract).items()
+    }
+
+
+def recorded_approvals(data: Mapping[str, Any]) -> dict[str, Approvals] | None:
+    """The rules a pending event recorded (None for an event from before they were
+    recorded, or one whose record does not parse: then the contract of today decides)."""
+    found = data.get("approvals")
+    if not isinstance(found, dict):
+        return None
+    try:
+        return {str(name): Approvals.model_validate(rule) for name, rule in found.items()}
+    except ValueError:
+        return None
+
+
+def rule_from(
+    required: Mapping[str, Approvals], actions: Sequence[Any], declared: bool
+) -> Rule | None:
+    rules = [required[a] for a in actions if isinstance(a, str) and a in required]
     if not rules:
         return None
     return Rule(

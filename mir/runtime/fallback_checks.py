@@ -91,8 +91,10 @@ def check_fallback_rules(
     hints = []
     if fallback:
         hints.append("a fallback decision must fit the decision schema and its action's limits")
-    if review:
+    if any(loc[0] == "review" for loc, _ in review):
         hints.append(
             "a review condition names 'action' or a field of input., context. or decision."
         )
+    if any(loc[0] == "actions" for loc, _ in review):
+        hints.append("an approvals role must be held by a reviewer (`mir reviewers add --role`)")
     raise ConfigError("\n".join(lines), hint="; ".join(hints))

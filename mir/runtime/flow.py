@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mir.contracts import Route
+from mir.runtime.approvals import approvals_record
 from mir.runtime.asking import Proposal, RouteAsker
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances
@@ -102,7 +103,12 @@ class DecisionFlow:
                 reasons=reasons,
                 provider=state.provider,
                 model=state.model,
-                data={"decision": decision, "status_ok": status_ok, "reasons": reasons},
+                data={
+                    "decision": decision,
+                    "status_ok": status_ok,
+                    "reasons": reasons,
+                    "approvals": approvals_record(self.parts.contract),
+                },
             )
             tail.rec.flush()  # a later process resumes the flow from these events
             return tail.record("pending_review", reasons, decision)

@@ -21,13 +21,14 @@ from pydantic import BaseModel
 from mir.contracts import AgentContract, field_line
 from mir.errors import ConfigError, UsageError
 from mir.project import Project
+from mir.reviewers import declared_roles
 from mir.runtime.arguments import cwd_hint
 from mir.runtime.decision_schema import pydantic_schema_check, schema_fields
 from mir.runtime.fallback_checks import check_fallback_rules
 from mir.runtime.integrity import IntegrityCheck, SchemaCheck
 from mir.runtime.naming import agent_name, capability_dir, load_agent_contract
 from mir.runtime.ports import AgentParts
-from mir.runtime.review_checks import review_problems
+from mir.runtime.review_checks import review_problems, roster_problems
 from mir.runtime.schema_adapters import json_schema_check
 from mir.runtime.templates import JinjaPromptRenderer
 
@@ -111,6 +112,7 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         input_check=input_check,
     )
     review = review_problems(contract, schema, input_schema)
+    review += roster_problems(contract, declared_roles(root))
     check_fallback_rules(
         contract, integrity, where, lambda loc: field_line(contract_path, loc), review
     )

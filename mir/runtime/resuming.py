@@ -24,7 +24,14 @@ from mir.errors import UsageError
 from mir.project import Project
 from mir.reviewers import SigningKey, has_roster, load_reviewers, sign_review
 from mir.runtime.agent_states import AgentStateFile, current_user
-from mir.runtime.approvals import check_reviewer, counted_approvals, effective, rule_for
+from mir.runtime.approvals import (
+    check_reviewer,
+    counted_approvals,
+    effective,
+    recorded_approvals,
+    required_approvals,
+    rule_from,
+)
 from mir.runtime.execution import Tail
 from mir.runtime.integrity import Circumstances
 from mir.runtime.ledger import SqliteExecutionLedger
@@ -203,7 +210,12 @@ def _review(
             "reviewer's to set"
         )
     target = effective(proposal, correction)
-    rule = rule_for(contract, [proposal.get(action_field), target.get(action_field)], declared)
+    # Held to the rules recorded when the flow was decided, as `mir traces verify` holds it
+    # (a contract relaxed or tightened since changes flows decided from then on).
+    required = recorded_approvals({"approvals": flow.approvals})
+    if required is None:
+        required = required_approvals(contract)
+    rule = rule_from(required, [proposal.get(action_field), target.get(action_field)], declared)
     check_reviewer(
         flow_id=flow.flow_id, by=by, verdict=verdict, rule=rule, reviewers=reviewers,
         declared=declared, key=key, requested_by=flow.requested_by, root=project.root,

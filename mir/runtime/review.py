@@ -54,6 +54,9 @@ class StoredFlow:
     ledger_claimed: frozenset[str] = frozenset()
     requested_by: str | None = None  # who asked for the decision (its snapshot says)
     reviews: tuple[dict[str, Any], ...] = ()  # every review event's data, in order
+    # The approvals rules its pending event recorded when it was decided (None: a flow
+    # from before they were recorded, held to the contract of today)
+    approvals: dict[str, Any] | None = None
 
 
 def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
@@ -117,6 +120,7 @@ def read_flow(flow_id: str, events: Sequence[TraceEvent]) -> StoredFlow:
         ),
         requested_by=str(snap["requested_by"]) if snap.get("requested_by") else None,
         reviews=tuple(dict(e.data) for e in reviews),
+        approvals=pending.data.get("approvals") if phase == "pending" and pending else None,
     )
 
 

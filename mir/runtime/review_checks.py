@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mir.contracts import REVIEW_ROOTS, AgentContract, RuleCondition
+from mir.contracts import REVIEW_ROOTS, AgentContract, RuleCondition, json_type
 from mir.errors import did_you_mean
 
 Loc = tuple[str | int, ...]
@@ -27,12 +27,17 @@ _MAX_DEPTH = 32  # $ref chains and nested unions walked before giving up (a cycl
 _MAX_NODES = 2_000  # schema nodes one lookup may visit (unions of unions of ...)
 
 
+UNKNOWN: Mapping[str, Any] = {"x-mir-unknown": True}  # a schema in user code, not read
+
+
 def review_problems(
     contract: AgentContract,
     decision_schema: Mapping[str, Any],
     input_schema: Mapping[str, Any] | None,
 ) -> list[tuple[Loc, str]]:
-    """(field path in the contract, message) of every problem of ``review``."""
+    """(field path in the contract, message) of every problem of ``review``. A schema
+    given as ``UNKNOWN`` (a pydantic model ``mir agents`` does not import) leaves the
+    fields under its root unchecked."""
     checker = _Checker(contract, decision_schema, input_schema)
     review = contract.review
     problems: list[tuple[Loc, str]] = []
@@ -82,6 +87,8 @@ class _Checker:
             yield from self._listed(rest, "context", self.contract.scope.context)
             return
         schema = self.decision if root == "decision" else self.input
+        if schema is UNKNOWN:
+            return
         if schema is None:  # no input schema: the scope lists the input's fields
             yield from self._listed(rest, "input", self.contract.scope.input)
             return
@@ -181,7 +188,7 @@ def _walk(schema: Mapping[str, Any], parts: list[str], root: str) -> frozenset[s
         types.update([kind] if isinstance(kind, str) else kind if isinstance(kind, list) else [])
         if "const" in node or "enum" in node:
             values = node.get("enum", [node.get("const")])
-            types.update(_json_type(v) for v in values)
+            types.update(json_type(v) for v in values)
     if any(not n.get("type") and "enum" not in n and "const" not in n for n in nodes):
         return frozenset()  # some branch says nothing about its type
     return frozenset(types)
@@ -219,16 +226,6 @@ def _scalar(nodes: list[Mapping[str, Any]]) -> bool:
     return bool(kinds) and all(isinstance(k, str) and k not in ("object", "array") for k in kinds)
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string" if isinstance(value, str) else "null" if value is None else "object"
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -239,3 +236,25 @@ def _suggest(wrong: str, known: list[str], what: str, prefix: str = "") -> str:
     if close:
         return f"; did you mean '{prefix}{close}'? ({what}: {listing})"
     return f"; use one of the {what}: {listing}" if known else ""
+
+
+def roster_problems(
+    contract: AgentContract, held: Mapping[str, tuple[str, ...]] | None
+) -> list[tuple[Loc, str]]:
+    """Each ``approvals.roles`` entry that no declared reviewer holds (``held``: each
+    reviewer's roles; None: the project has no reviewers.toml, nothing to hold it to). A
+    role nobody holds is a rule no approval can meet: its flows would wait for ever."""
+    if held is None:
+        return []
+    roles = sorted({role for mine in held.values() for role in mine})
+    problems: list[tuple[Loc, str]] = []
+    for name, action in contract.actions.items():
+        for i, role in enumerate(action.approvals.roles if action.approvals else []):
+            if role in roles:
+                continue
+            text = f"no reviewer in reviewers.toml holds role {role!r}"
+            close = did_you_mean(role, roles)
+            text += f"; did you mean {close!r}?" if close else ""
+            text += f" (declared roles: {', '.join(roles) or 'none'})"
+            problems.append((("actions", name, "approvals", "roles", i), text))
+    return problems

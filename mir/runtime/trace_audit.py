@@ -57,7 +57,7 @@ def integrity_lines(report: IntegrityReport, folder: Path) -> list[str]:
 
 
 def review_lines(audit: ReviewAudit) -> list[str]:
-    lines = []
+    lines = [f"note: {notice}" for notice in audit.notes]
     for item in audit.findings:
         where = f" (event {item.seq})" if item.seq >= 0 else ""
         lines.append(

@@ -105,6 +105,10 @@ def test_sft_writes_one_chat_per_approved_or_corrected_flow(run_mir, app: Path, 
     corrected = by_answer[30]["messages"]
     assert [m["role"] for m in corrected] == ["user", "assistant"]
     assert "half of it arrived" in corrected[0]["content"]
+    # the one message the model was sent (the runtime renders no system message)
+    events = json.loads(run_mir("traces", "show", flows["corrected"], "--json", cwd=app).stdout)
+    infer = next(e for e in events if e["step"] == "infer")
+    assert corrected[0]["content"] == infer["data"]["prompt"]["text"]
     assert not (app / SUITE).exists()  # --sft alone writes no suite
     assert flows
 

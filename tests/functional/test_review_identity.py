@@ -192,6 +192,11 @@ def edit_review(app: Path, flow: str, change) -> None:
         segment.write_text("\n".join(lines) + "\n")
     con = duckdb.connect(str(app / ".mir" / "traces" / "traces.duckdb"))
     try:
+        tables = {
+            row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+        if "events" not in tables:
+            return  # nothing compacted yet: the segments hold every event
         for (data,) in con.execute(
             "SELECT data FROM events WHERE flow_id = ? AND step = 'review'", [flow]
         ).fetchall():

@@ -139,6 +139,23 @@ def test_a_dead_channel_never_fails_the_decision(app: Path):  # noqa: F811
     assert len(page.notes) == 1 and "alert webhook failed" in page.notes[0]
 
 
+def test_a_reminder_no_channel_delivered_is_retried_on_the_next_read(app: Path, hook):  # noqa: F811
+    url, received = hook
+    configure(app, "http://127.0.0.1:9/nothing-listens", remind_after=1)
+    pyproject = app / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("command = ", "# command = "))
+    [flow_id] = decide(app, LOW)
+    created = pending_page(app).items[0].created_at
+    for seconds in (2.0, 2.3):  # the same period: retried, since nothing was delivered
+        page = pending_page(app, now=created + timedelta(seconds=seconds))
+        assert page.reminded == [flow_id] and "alert webhook failed" in page.notes[0]
+    pyproject.write_text(pyproject.read_text().replace("http://127.0.0.1:9/nothing-listens", url))
+    delivered = pending_page(app, now=created + timedelta(seconds=2.6))
+    assert delivered.reminded == [flow_id] and delivered.notes == []
+    assert pending_page(app, now=created + timedelta(seconds=2.9)).reminded == []  # sent once
+    assert [(p["kind"], p["flow_id"]) for p in received] == [("remind", flow_id)]
+
+
 def test_eval_flows_never_alert(app: Path, hook):  # noqa: F811
     url, received = hook
     configure(app, url)

@@ -20,13 +20,6 @@ from hypothesis import strategies as st
 
 MIR = Path(__file__).resolve().parents[2] / "mir"
 
-# Circles other work removes; the merge that removes one empties its line here. Each
-# entry is the circle's set of modules.
-KNOWN: set[frozenset[str]] = {
-    frozenset({"mir.inbox.app", "mir.inbox.flows"}),  # the review inbox's split
-}
-
-
 def module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -112,14 +105,7 @@ def circles(graph: Mapping[str, Iterable[str]]) -> list[frozenset[str]]:
 
 def test_no_import_circle_between_mir_modules():
     found = circles(import_graph())
-    new = [c for c in found if c not in KNOWN]
-    assert not new, "import circles: " + "; ".join(" <-> ".join(sorted(c)) for c in new)
-
-
-def test_every_known_circle_still_exists():
-    """An entry of KNOWN that no longer is a circle is deleted, so the set only shrinks."""
-    gone = KNOWN - set(circles(import_graph()))
-    assert not gone, f"remove from KNOWN: {sorted(sorted(c) for c in gone)}"
+    assert not found, "import circles: " + "; ".join(" <-> ".join(sorted(c)) for c in found)
 
 
 def _graph_of(source: dict[str, str], tmp_path: Path) -> dict[str, set[str]]:
