@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.options import AGENT_HELP, FORMAT, JSON, PROJECT
 from mir.cli.output import (
     add_row,
     chosen_format,
     console,
     error_console,
-    format_option,
-    json_option,
     listing,
     print_listing,
-    project_option,
+    print_models,
 )
 
 if TYPE_CHECKING:
@@ -25,8 +22,6 @@ if TYPE_CHECKING:
 
     from mir.runtime import AgentStatus
 
-PROJECT = project_option()
-_NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
 _STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
 
@@ -48,8 +43,8 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("list")
     def list_command(
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
         """Every agent of the project with its state (active / suspended / broken); exit 1
@@ -60,8 +55,7 @@ def register(app: typer.Typer) -> None:
         statuses, folder = listed_agents(project)
         broken = broken_line(statuses)
         if as_json:
-            rows = [status.model_dump(mode="json") for status in statuses]
-            sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            print_models(statuses)
             raise typer.Exit(1 if broken else 0)
         if not statuses:
             console().print(f"no agents found under {folder}/", markup=False)
@@ -90,7 +84,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("suspend")
     def suspend_command(
-        name: str = typer.Argument(help=_NAME_HELP),
+        name: str = typer.Argument(help=AGENT_HELP),
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded)."),
         project: str | None = PROJECT,
     ) -> None:
@@ -104,7 +98,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("resume")
     def resume_command(
-        name: str = typer.Argument(help=_NAME_HELP),
+        name: str = typer.Argument(help=AGENT_HELP),
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""

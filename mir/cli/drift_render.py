@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, error_console, literal, print_listing
+from mir.cli.output import console, literal, print_listing, say
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, HistoryPoint
@@ -39,8 +39,7 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
     )
 
     out = console()
-    for note in report.notes:
-        error_console().print(literal(note))
+    say(*report.notes, err=True)
     for agent in report.agents:
         verdict = agent.verdict
         head = Text.assemble(
@@ -53,8 +52,7 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
         )
         out.print(head)
         if brief:
-            for line in brief_lines(agent):
-                out.print(literal(line))
+            say(*brief_lines(agent))
             continue
         for kind in KINDS:
             rows = shown_metrics(agent, kind, show_all)
@@ -77,8 +75,7 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
                 cells[6] = literal(verdict_words(m.verdict), _VERDICT_STYLE.get(m.verdict, ""))
                 table.add_row(*cells)
             print_listing(table)
-        for line in agent_notes(agent, show_all):
-            out.print(literal(line))
+        say(*agent_notes(agent, show_all))
 
 
 def render_history(points: list[HistoryPoint]) -> None:

@@ -7,21 +7,19 @@ result in ``judge-calibration.json`` beside the labels, for ``judge.min_kappa``.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.options import FORMAT, JSON
 from mir.cli.output import (
     add_row,
     chosen_format,
     console,
-    format_option,
-    json_option,
     listing,
     literal,
+    print_json,
     step_spinner,
 )
 
@@ -66,8 +64,8 @@ def register(group: typer.Typer) -> None:
         no_record: bool = typer.Option(
             False, "--no-record", help="Do not append to judge-calibration.json."
         ),
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
         project: str | None = typer.Option(
             None, "--project", help="Project folder (default: found from the labels file)."
         ),
@@ -98,8 +96,7 @@ def register(group: typer.Typer) -> None:
         if as_json:
             from mir.evals import calibration_to_json
 
-            data = calibration_to_json(result)
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            print_json(calibration_to_json(result))
         else:
             _print(result)
 

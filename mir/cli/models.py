@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from mir.cli import models_canary
+from mir.cli.options import FORMAT, JSON, PROJECT
 from mir.cli.output import (
+    add_row,
     chosen_format,
     console,
-    format_option,
-    json_option,
+    listing,
     literal,
     print_listing,
-    project_option,
+    print_models,
+    say,
 )
 
 if TYPE_CHECKING:
     from mir.project import Project
 
-PROJECT = project_option()
-FORMAT = format_option()
-JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
 
@@ -63,11 +61,10 @@ def register(app: typer.Typer) -> None:
 
         entries = model_entries(_project(project).root)
         if chosen_format(fmt, as_json) == "json":
-            rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
-            console().file.write(json.dumps(rows, indent=2) + "\n")
+            print_models(entries, ascii=True, exclude_none=True)
             return
         if not entries:
-            console().print("no models registered (mir models register NAME VERSION ...)")
+            say("no models registered (mir models register NAME VERSION ...)")
             return
         rows = [entry_cells(e) for e in entries]
         _listing(ENTRY_COLUMNS, rows, "stage", {"production": "bold"})
@@ -81,8 +78,7 @@ def register(app: typer.Typer) -> None:
 
         for entry in model_versions(_project(project).root, name):
             console().print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
-            for field in entry_fields(entry):
-                console().print(literal(f"  {field}"))
+            say(*(f"  {field}" for field in entry_fields(entry)))
 
     @group.command("register")
     def register_command(
@@ -132,7 +128,7 @@ def register(app: typer.Typer) -> None:
             why=why,
         )
         sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
-        console().print(literal(f"registered {entry.ref} as candidate{sha}"))
+        say(f"registered {entry.ref} as candidate{sha}")
 
     @group.command("promote")
     def promote_command(
@@ -178,9 +174,8 @@ def register(app: typer.Typer) -> None:
         if result.report is not None:
             render(result.report, "table")
         elif result.note:
-            console().print(literal(result.note))
-        for line in promotion_lines(result, name, version, force):
-            console().print(literal(line))
+            say(result.note)
+        say(*promotion_lines(result, name, version, force))
         if result.entry is None:
             raise typer.Exit(1)
 
@@ -195,7 +190,7 @@ def register(app: typer.Typer) -> None:
         from mir.models import rollback
 
         entry = rollback(_project(project).root, name, by=_by(by), why=_why(why) or "rollback")
-        console().print(literal(f"{entry.ref} is production again"))
+        say(f"{entry.ref} is production again")
 
     @group.command("retire")
     def retire_command(
@@ -211,7 +206,7 @@ def register(app: typer.Typer) -> None:
         entry = set_stage(
             _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=_why(why) or ""
         )
-        console().print(literal(f"{entry.ref} is retired"))
+        say(f"{entry.ref} is retired")
 
     @group.command("history")
     def history_command(
@@ -225,11 +220,10 @@ def register(app: typer.Typer) -> None:
 
         rows = model_history(_project(project).root, name)
         if chosen_format(fmt, as_json) == "json":
-            data = [r.model_dump(mode="json") for r in rows]
-            console().file.write(json.dumps(data, indent=2) + "\n")
+            print_models(rows, ascii=True)
             return
         if not rows:
-            console().print(literal(f"no history for {name}"))
+            say(f"no history for {name}")
             return
         cells = [change_cells(r) for r in rows]
         _listing(CHANGE_COLUMNS, cells, "to", {"refused": "red"}, wraps="why")
@@ -246,15 +240,11 @@ def _listing(
     styles: dict[str, str],
     wraps: str | None = None,
 ) -> None:
-    """A borderless table, each column on one line but ``wraps``; the ``styled`` column
-    takes the style its value has in ``styles`` (production in bold, a refusal in red)."""
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(column, no_wrap=column != wraps)
+    """A listing, each column on one line but ``wraps``; the ``styled`` column takes the
+    style its value has in ``styles`` (production in bold, a refusal in red)."""
+    table = listing(*columns, wrap=(wraps,) if wraps else ())
     at = columns.index(styled)
     for cells in rows:
         style = styles.get(cells[at] or "", "")
-        table.add_row(*(literal(c, style if i == at else "") for i, c in enumerate(cells)))
+        add_row(table, *((c, style if i == at else "") for i, c in enumerate(cells)))
     print_listing(table)
