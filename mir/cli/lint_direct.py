@@ -134,44 +134,11 @@ def warn(message: str) -> None:
 
 
 def render_text(report: LintReport) -> None:
-    from functools import partial
+    """The text format (``mir.boundaries.text_lines``): paths and messages literal."""
+    from rich.text import Text
 
-    from rich.markup import escape
-
+    from mir.boundaries import text_lines
     from mir.cli.output import console
 
-    out = console()
-    say = partial(out.print, markup=True, highlight=False, emoji=False)
-    for finding in report.findings:
-        say(
-            f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
-            f"[bold red]{finding.code}[/] {escape(finding.message)}"
-        )
-    for entry in report.stale:
-        say(
-            f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
-            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
-            "run with --update-baseline to drop it"
-        )
-    for item in report.unchecked:
-        entry = item.entry
-        say(
-            f"baseline entry {entry.code} {escape(entry.path)} "
-            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): not "
-            f"checked, {escape(item.why)}; kept"
-        )
-    stats = report.stats
-    scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
-    extra = f", {len(report.baselined)} baselined" if report.baselined else ""
-    if report.baseline_written:
-        out.print(f"Baseline written: {report.baseline_path}")
-    if report.findings:
-        found = _count(len(report.findings), "finding")
-        out.print(f"[bold red]Found {found}[/] ({scope}{extra}).", markup=True)
-    else:
-        out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
-
-
-def _count(number: int, noun: str) -> str:
-    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-    return f"{number} {noun if number == 1 else plural}"
+    for parts in text_lines(report):
+        console().print(Text.assemble(*parts))
