@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
     from mir.runtime import AgentStatus
 
-_STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
-
 
 def _answer(status: AgentStatus, changed: Text) -> None:
     """``NAME: suspended (by alice)`` for a change; for none, suspend and resume answer
@@ -49,7 +47,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every agent of the project with its state (active / suspended / broken); exit 1
         when a contract is broken."""
-        from mir.runtime import broken_line, listed_agents, short_time
+        from mir.runtime import AGENT_COLUMNS, agent_cells, broken_line, listed_agents
 
         as_json = chosen_format(fmt, as_json) == "json"
         statuses, folder = listed_agents(project)
@@ -62,21 +60,13 @@ def register(app: typer.Typer) -> None:
             return
         terminal = console().is_terminal
         at = "at UTC" if terminal else "at"
-        table = listing("agent", "state", "contract", "reason", "by", at, wrap=("reason", "by"))
+        table = listing(*AGENT_COLUMNS, at, wrap=("reason", "by"))
         # the name stays whole; a long contract path wraps (folds) instead of ending in
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
         table.columns[2].no_wrap, table.columns[2].overflow = False, "fold"
         for status in statuses:
             # names, reasons and paths are written by users: literal, never markup
-            add_row(
-                table,
-                status.name,
-                (status.state, _STATE_STYLE.get(status.state, "")),
-                status.contract,
-                status.error or status.reason,
-                status.by,
-                short_time(status.at) if terminal else status.at,
-            )
+            add_row(table, *agent_cells(status, terminal=terminal))
         print_listing(table)
         if broken:
             error_console().print(broken, markup=False)

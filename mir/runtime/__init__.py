@@ -3,7 +3,14 @@ traced proposal (public interface)."""
 
 from typing import TYPE_CHECKING, Any
 
-from mir.runtime.agent_listing import broken_line, listed_agents, short_time, unchanged_line
+from mir.runtime.agent_listing import (
+    AGENT_COLUMNS,
+    agent_cells,
+    broken_line,
+    listed_agents,
+    short_time,
+    unchanged_line,
+)
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
 from mir.runtime.record_view import record_json, record_rows
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
@@ -47,6 +54,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGENT_COLUMNS",
     "RETRYABLE",
     "Agent",
     "AgentStatus",
@@ -54,6 +62,7 @@ __all__ = [
     "Expiry",
     "ReasonCode",
     "Verification",
+    "agent_cells",
     "approve",
     "audit_reviews",
     "broken_line",
