@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,29 +37,11 @@ def register(group: typer.Typer) -> None:
 
 
 def render_history(agent: str, rows: list[HistoryRow]) -> None:
-    from mir.evals import sparkline
+    from mir.evals import RUN_COLUMNS, run_cells, sparkline
 
     trend = sparkline([row.pass_rate for row in rows])
     say(f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)")
-    columns = ("time UTC", "suite", "pass rate", "passed", "broken", "fixed", "gate")
-    table = listing(
-        *columns, "model", "prompt", "run by", wrap=(*columns[2:], "model", "prompt", "run by")
-    )
+    table = listing(*RUN_COLUMNS, wrap=RUN_COLUMNS[2:])
     for row in rows:
-        gate = ("passed" if row.gate_passed else "FAILED") + (
-            " (interrupted)" if row.interrupted else ""
-        )
-        add_row(
-            table,
-            (row.started_at or row.recorded_at).astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-            row.suite,
-            f"{row.pass_rate * 100:.1f}%",
-            f"{row.passed}/{row.runs}",
-            "-" if row.broken is None else str(row.broken),
-            "-" if row.fixed is None else str(row.fixed),
-            (gate, "" if row.gate_passed else "bold red"),
-            row.model,
-            row.prompt_hash[:12] if row.prompt_hash else None,
-            row.origin or "mir eval",
-        )
+        add_row(table, *run_cells(row))
     print_listing(table)
