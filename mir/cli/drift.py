@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from typer.core import TyperGroup
 
 from mir.cli.drift_render import render, render_history
 from mir.cli.options import FORMAT, JSON, PROJECT
 from mir.cli.output import chosen_format, console, print_models, say
-from mir.cli.variadic import VariadicCommand
+from mir.cli.variadic import VariadicCommand, default_group
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
@@ -42,15 +41,6 @@ RUBRICS = typer.Option(
 HTML = typer.Option(
     None, "--html", dir_okay=False, help="Also write the report as one HTML page to this file."
 )
-
-
-class _DefaultGroup(TyperGroup):
-    """``mir drift [AGENT ...]`` shows metrics; ``mir drift check|watch|...`` are commands."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help")):
-            args = ["show", *args]
-        return super().parse_args(ctx, args)
 
 
 def _options(
@@ -96,7 +86,8 @@ def _watch_renderers(fmt: str) -> tuple[Any, Any]:
 
 def register(app: typer.Typer) -> None:
     drift = typer.Typer(
-        cls=_DefaultGroup,
+        # `mir drift [AGENT ...]` shows metrics; `mir drift check|watch|...` are commands
+        cls=default_group("show"),
         help="Drift of agents' decisions (current vs reference window), and the breaker "
         "that suspends a drifting agent. `mir drift [AGENT ...] [--window 24h --reference 7d "
         "| --last N --reference-last M | --reference NAME] [--format json] [--html FILE]` "
