@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,29 +19,8 @@ from mir.cli.output import (
     say,
 )
 
-if TYPE_CHECKING:
-    from mir.project import Project
-
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
-
-
-def _project(path: Path | None) -> Project:
-    from mir.project import find_project
-
-    return find_project(path)
-
-
-def _why(why: str | None) -> str | None:
-    from mir.models import refuse_secret
-
-    return refuse_secret("--why", why)
-
-
-def _by(by: str | None) -> str:
-    from mir.models import author
-
-    return author(by)
 
 
 def register(app: typer.Typer) -> None:
@@ -57,9 +35,9 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
     ) -> None:
         """Every version of every model, with its stage."""
-        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries
+        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries, project_root
 
-        entries = model_entries(_project(project).root)
+        entries = model_entries(project_root(project))
         if chosen_format(fmt, as_json) == "json":
             print_models(entries, ascii=True, exclude_none=True)
             return
@@ -74,9 +52,9 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Argument(..., help="Registry name."), project: Path | None = PROJECT
     ) -> None:
         """Every version of one model, field by field."""
-        from mir.models import entry_fields, model_versions
+        from mir.models import entry_fields, model_versions, project_root
 
-        for entry in model_versions(_project(project).root, name):
+        for entry in model_versions(project_root(project), name):
             console().print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
             say(*(f"  {field}" for field in entry_fields(entry)))
 
@@ -111,10 +89,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
-        from mir.models import register_version
+        from mir.models import project_root, register_version
 
         entry = register_version(
-            _project(project).root,
+            project_root(project),
             name=name,
             version=version,
             artifact=artifact,
@@ -153,20 +131,15 @@ def register(app: typer.Typer) -> None:
         """Move a version to shadow, canary or production (production: the agents' eval
         suites run against it first; exit 1 and nothing changed when the gate fails)."""
         from mir.cli.eval import render
-        from mir.errors import UsageError
-        from mir.models import Stage
-        from mir.releases import promote, promotion_lines
+        from mir.releases import promote_to, promotion_lines
 
-        if to not in ("shadow", "canary", "production"):
-            raise UsageError(f"--to: unknown stage {to!r}", hint="shadow, canary or production")
-        proj = _project(project)
-        result = promote(
-            proj,
+        result = promote_to(
+            project,
             name,
             version,
-            Stage(to),
-            by=_by(by),
-            why=_why(why) or "",
+            to,
+            by=by,
+            why=why,
             share=share,
             force=force,
             responses=responses,
@@ -187,9 +160,9 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Production goes back to the version that was production before it."""
-        from mir.models import rollback
+        from mir.models import rollback_production
 
-        entry = rollback(_project(project).root, name, by=_by(by), why=_why(why) or "rollback")
+        entry = rollback_production(project, name, by=by, why=why)
         say(f"{entry.ref} is production again")
 
     @group.command("retire")
@@ -201,11 +174,9 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Retire a version for good (kept for the record; never promoted again)."""
-        from mir.models import Stage, set_stage
+        from mir.models import retire_version
 
-        entry = set_stage(
-            _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=_why(why) or ""
-        )
+        entry = retire_version(project, name, version, by=by, why=why)
         say(f"{entry.ref} is retired")
 
     @group.command("history")
@@ -216,9 +187,9 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
-        from mir.models import CHANGE_COLUMNS, change_cells, model_history
+        from mir.models import CHANGE_COLUMNS, change_cells, model_history, project_root
 
-        rows = model_history(_project(project).root, name)
+        rows = model_history(project_root(project), name)
         if chosen_format(fmt, as_json) == "json":
             print_models(rows, ascii=True)
             return
