@@ -31,15 +31,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make an Ed25519 key pair: the private key goes to a 0600 file, the public key
         is printed for reviewers.toml."""
-        from mir.reviewers import make_key
+        from mir.reviewers import key_lines, make_key
 
         key = make_key(name, out=out, project=project)
-        path = key.path
-        say(f"private key written to {path} (keep it secret; never commit it)", err=True)
-        if key.in_project:
-            say(f"warning: {path} is inside the project: keep it out of git", err=True)
-        say("declare it with:", err=True)
-        say(f"  mir reviewers add {name} --role ROLE --public-key {key.public_key}", err=True)
+        say(*key_lines(name, key), err=True)
         console().out(key.public_key, highlight=False)
 
     @group.command("add")
@@ -60,18 +55,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Declare a reviewer in reviewers.toml (never replaces one without --replace)."""
-        from mir.reviewers import declare
+        from mir.reviewers import declare, declared_line
 
         done = declare(name, roles=roles, public_key=public_key, replace=replace, project=project)
-        old, new, path = done.replaced, done.reviewer, done.roster
-        if old is None:
-            say(f"added reviewer {name} to {path}")
-        else:
-            say(
-                f"replaced reviewer {name} in {path} (was roles "
-                f"{', '.join(old.roles) or 'none'}, key {old.fingerprint}; now roles "
-                f"{', '.join(new.roles) or 'none'}, key {new.fingerprint})"
-            )
+        say(declared_line(name, done))
 
     @group.command("list")
     def list_command(

@@ -9,6 +9,7 @@ from mir.reviewers.domain import (
     make_statement,
 )
 from mir.reviewers.enrolment import Declared, NewKey, declare, make_key, roster_rows, set_login
+from mir.reviewers.enrolment_words import declared_line, key_lines
 from mir.reviewers.keys import (
     KEY_ENV,
     KEY_FILE_ENV,
@@ -48,12 +49,14 @@ __all__ = [
     "check_login",
     "decision_digest",
     "declare",
+    "declared_line",
     "default_key_path",
     "describe",
     "generate_key",
     "has_login",
     "has_roster",
     "judge_review",
+    "key_lines",
     "key_matches",
     "load_reviewers",
     "load_signing_key",
