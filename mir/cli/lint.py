@@ -83,15 +83,12 @@ def register(app: typer.Typer) -> None:
         """List every rule with its code (mir's rules, then the import-linter contracts)."""
         import sys
 
-        from mir.importlinter import rule_catalogue
+        from mir.importlinter import rule_catalogue, rule_catalogue_json
 
         as_json = chosen_format(fmt, as_json) == "json"
         header = ("code", "name", "what it checks")
         if as_json:  # every listing command has --json
-            rows = [
-                dict(zip(("code", "name", "summary"), row, strict=True)) for row in rule_catalogue()
-            ]
-            print_json(rows)
+            print_json(rule_catalogue_json())
             return
         if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
             for row in (header, *rule_catalogue()):

@@ -4,7 +4,7 @@ A warm run of an unchanged project needs ~30 ms of work, but importing typer and
 it build pydantic type adapters for the options costs ~150 ms more (and a cold run pays
 it too). So the console script first offers the arguments to ``direct_command``: when
 they are a plain ``lint boundaries`` invocation that it fully understands, it replays
-the cached findings if they are still valid (``mir.importlinter.replay_project``: the
+the cached findings if they are still valid (``mir.importlinter.lint_or_replay``: the
 boundary findings replayed with the import-linter verdicts of ``--config`` or the
 project's own config), else runs the linter (``lint_project``), and prints exactly what
 the typer command prints (errors included); anything else (``--help``, an unknown or
@@ -80,21 +80,11 @@ def direct_command(argv: list[str]) -> int | None:
     ):
         return None  # typer's own "is a file" / "is a directory" errors
     from mir.errors import MirUserError
-    from mir.importlinter import replay_project
+    from mir.importlinter import lint_or_replay
 
-    use_cache = "no_cache" not in found
     try:
-        report = replay_project(root, cache_dir, baseline, config, warn) if use_cache else None
-        if report is None:
-            from mir.boundaries import LintOptions
-            from mir.importlinter import lint_project
-
-            options = LintOptions(
-                use_cache=use_cache,
-                cache_dir=cache_dir.resolve() if cache_dir is not None else None,
-                baseline=baseline.resolve() if baseline is not None else None,
-            )
-            report = lint_project(root, options, config, warn)
+        use_cache = "no_cache" not in found
+        report = lint_or_replay(root, cache_dir, baseline, config, warn, use_cache=use_cache)
     except MirUserError as exc:  # exactly what mir.cli.app.main prints
         from rich.markup import escape
 
