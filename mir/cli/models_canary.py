@@ -9,7 +9,7 @@ here it is only printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -21,14 +21,6 @@ if TYPE_CHECKING:
     from mir.releases import CanaryCheck, ModelComparison
 
 SINCE = typer.Option(None, "--since", help="Only decisions of the last 24h, 90m, 7d ...")
-
-
-def _since(text: str | None) -> Any:
-    if text is None:
-        return None
-    from mir.traces import parse_since
-
-    return parse_since(text)
 
 
 def add_commands(group: typer.Typer) -> None:
@@ -44,7 +36,7 @@ def add_commands(group: typer.Typer) -> None:
         from mir.releases import compare_model
 
         fmt = chosen_format(fmt, as_json)
-        comparison = compare_model(project, name, _since(since))
+        comparison = compare_model(project, name, since)
         if fmt == "json":
             console().print_json(comparison.model_dump_json())
         else:
