@@ -13,15 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.options import FORMAT, JSON
-from mir.cli.output import (
-    add_row,
-    chosen_format,
-    console,
-    listing,
-    literal,
-    print_json,
-    step_spinner,
-)
+from mir.cli.output import add_row, chosen_format, console, listing, print_json, say, step_spinner
 
 if TYPE_CHECKING:
     from mir.evals import Calibration
@@ -102,19 +94,10 @@ def register(group: typer.Typer) -> None:
 
 
 def _print(result: Calibration) -> None:
-    from rich.text import Text
-
-    from mir.evals import agreement_line
+    from mir.evals import agreement_line, calibration_heading
 
     out = console()
-    out.print(
-        Text.assemble(
-            "judge ",
-            literal(result.judge_model),
-            f", prompt {result.prompt_hash}, labels ",
-            literal(str(result.labels_file)),
-        )
-    )
+    say(calibration_heading(result))
     for kind in result.kinds:
         agreed = kind.agreement
         out.print(agreement_line(kind), markup=False)
@@ -123,4 +106,4 @@ def _print(result: Calibration) -> None:
             add_row(table, label, *row)
         out.print(table)
     if result.records_file is not None:
-        out.print(Text.assemble("recorded in ", literal(str(result.records_file))))
+        say(f"recorded in {result.records_file}")

@@ -2,7 +2,11 @@
 
 from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
-from mir.evals.calibration_report import agreement_line, calibration_to_json
+from mir.evals.calibration_report import (
+    agreement_line,
+    calibration_heading,
+    calibration_to_json,
+)
 from mir.evals.decision_paths import read_path, resolve_path
 from mir.evals.domain import (
     AssertionResult,
@@ -77,6 +81,7 @@ __all__ = [
     "baseline_notes",
     "baseline_path",
     "calibrate_judge",
+    "calibration_heading",
     "calibration_to_json",
     "case_cells",
     "case_lines",
