@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mir.boundaries.rules import RuleInfo, all_rules, rule_for
     from mir.boundaries.scan import check_syntax, decode_source, extract_imports
     from mir.boundaries.settings import FORMATS, LintOptions, LintSettings
+    from mir.boundaries.text_format import text_lines
     from mir.boundaries.watch import watch_boundaries
 
 _WHERE = {
@@ -46,6 +47,7 @@ _WHERE = {
     "LintOptions": "settings",
     "LintSettings": "settings",
     "watch_boundaries": "watch",
+    "text_lines": "text_format",
 }
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "replay_report",
     "resolve_relative",
     "rule_for",
+    "text_lines",
     "watch_boundaries",
 ]
 

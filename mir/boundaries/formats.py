@@ -1,7 +1,7 @@
 """Machine-readable renderings of a lint report: JSON, SARIF 2.1.0, GitHub annotations, JUnit.
 
 Pure functions from a ``LintReport`` to text (stdlib only), so every format is tested
-without a terminal. The human text format is rendered by the CLI with rich.
+without a terminal. The human text format's words are ``text_format``'s; the CLI draws them.
 """
 
 from __future__ import annotations

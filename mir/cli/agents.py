@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.options import AGENT_HELP, FORMAT, JSON, PROJECT
 from mir.cli.output import (
     add_row,
     chosen_format,
     console,
     error_console,
-    format_option,
-    json_option,
     listing,
     print_listing,
-    project_option,
+    print_models,
 )
 
 if TYPE_CHECKING:
     from rich.text import Text
 
     from mir.runtime import AgentStatus
-
-PROJECT = project_option()
-_NAME_HELP = "capability.agent, or the agent name alone when only one capability has it."
-_STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
 
 def _answer(status: AgentStatus, changed: Text) -> None:
@@ -48,41 +41,32 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("list")
     def list_command(
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
         """Every agent of the project with its state (active / suspended / broken); exit 1
         when a contract is broken."""
-        from mir.runtime import broken_line, listed_agents, short_time
+        from mir.runtime import AGENT_COLUMNS, agent_cells, broken_line, listed_agents
 
         as_json = chosen_format(fmt, as_json) == "json"
         statuses, folder = listed_agents(project)
         broken = broken_line(statuses)
         if as_json:
-            rows = [status.model_dump(mode="json") for status in statuses]
-            sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            print_models(statuses)
             raise typer.Exit(1 if broken else 0)
         if not statuses:
             console().print(f"no agents found under {folder}/", markup=False)
             return
         terminal = console().is_terminal
         at = "at UTC" if terminal else "at"
-        table = listing("agent", "state", "contract", "reason", "by", at, wrap=("reason", "by"))
+        table = listing(*AGENT_COLUMNS, at, wrap=("reason", "by"))
         # the name stays whole; a long contract path wraps (folds) instead of ending in
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
         table.columns[2].no_wrap, table.columns[2].overflow = False, "fold"
         for status in statuses:
             # names, reasons and paths are written by users: literal, never markup
-            add_row(
-                table,
-                status.name,
-                (status.state, _STATE_STYLE.get(status.state, "")),
-                status.contract,
-                status.error or status.reason,
-                status.by,
-                short_time(status.at) if terminal else status.at,
-            )
+            add_row(table, *agent_cells(status, terminal=terminal))
         print_listing(table)
         if broken:
             error_console().print(broken, markup=False)
@@ -90,7 +74,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("suspend")
     def suspend_command(
-        name: str = typer.Argument(help=_NAME_HELP),
+        name: str = typer.Argument(help=AGENT_HELP),
         reason: str | None = typer.Option(None, "--reason", help="Why (recorded)."),
         project: str | None = PROJECT,
     ) -> None:
@@ -104,7 +88,7 @@ def register(app: typer.Typer) -> None:
 
     @agents.command("resume")
     def resume_command(
-        name: str = typer.Argument(help=_NAME_HELP),
+        name: str = typer.Argument(help=AGENT_HELP),
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""

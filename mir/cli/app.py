@@ -30,18 +30,7 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     import typer
 
-    from mir.cli import (
-        drift,
-        eval,
-        lint,
-        models,
-        new,
-        review,
-        reviewers,
-        run,
-        schema,
-        traces,
-    )
+    from mir.cli import drift, eval, lint, models, new, review, reviewers, run, schema, traces
 
     app = typer.Typer(
         name="mir",
@@ -65,19 +54,7 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (
-        new,
-        lint,
-        run,
-        review,
-        reviewers,
-        review,
-        traces,
-        eval,
-        drift,
-        models,
-        schema,
-    ):
+    for module in (new, lint, run, review, reviewers, traces, eval, drift, models, schema):
         module.register(app)
     return app
 

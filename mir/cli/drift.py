@@ -3,32 +3,20 @@ references (``snapshot``) and a metric's history."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from typer.core import TyperGroup
 
 from mir.cli.drift_render import render, render_history
-from mir.cli.output import (
-    chosen_format,
-    console,
-    error_console,
-    format_option,
-    json_option,
-    literal,
-    project_option,
-)
-from mir.cli.variadic import VariadicCommand
+from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.output import chosen_format, console, print_models, say
+from mir.cli.variadic import VariadicCommand, default_group
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, WindowOptions
     from mir.releases import CanaryCheck
 
-PROJECT = project_option()
-FORMAT = format_option()
-JSON = json_option()
 AGENTS = typer.Argument(
     None, metavar="AGENT", help="Agents (capability.agent, or the name alone); default: all."
 )
@@ -53,15 +41,6 @@ RUBRICS = typer.Option(
 HTML = typer.Option(
     None, "--html", dir_okay=False, help="Also write the report as one HTML page to this file."
 )
-
-
-class _DefaultGroup(TyperGroup):
-    """``mir drift [AGENT ...]`` shows metrics; ``mir drift check|watch|...`` are commands."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help")):
-            args = ["show", *args]
-        return super().parse_args(ctx, args)
 
 
 def _options(
@@ -89,14 +68,14 @@ def _watch_renderers(fmt: str) -> tuple[Any, Any]:
 
     def on_report(report: DriftReport) -> None:
         if fmt != "json":
-            console().print(literal(f"-- check at {report.at:%Y-%m-%d %H:%M:%S} UTC"))
+            say(f"-- check at {report.at:%Y-%m-%d %H:%M:%S} UTC")
         render(report, fmt, show_all=False, brief=True)
 
     def on_canaries(result: CanaryCheck | None, error: str | None) -> None:
         from mir.cli.models_canary import render_check
 
         if result is None:
-            error_console().print(literal(f"canary check failed: {error}"))
+            say(f"canary check failed: {error}", err=True)
         elif result.rolled_back and fmt == "json":
             console().print_json(result.model_dump_json())
         elif result.rolled_back:
@@ -107,7 +86,8 @@ def _watch_renderers(fmt: str) -> tuple[Any, Any]:
 
 def register(app: typer.Typer) -> None:
     drift = typer.Typer(
-        cls=_DefaultGroup,
+        # `mir drift [AGENT ...]` shows metrics; `mir drift check|watch|...` are commands
+        cls=default_group("show"),
         help="Drift of agents' decisions (current vs reference window), and the breaker "
         "that suspends a drifting agent. `mir drift [AGENT ...] [--window 24h --reference 7d "
         "| --last N --reference-last M | --reference NAME] [--format json] [--html FILE]` "
@@ -193,11 +173,9 @@ def register(app: typer.Typer) -> None:
 
         options = WindowOptions(window=window or (None if last else "7d"), last=last)
         frozen = snapshot(agent, name, project, options)
-        console().print(
-            literal(
-                f"froze {frozen.decisions} decisions of {agent} as {name!r} "
-                f"({frozen.start:%Y-%m-%d %H:%M} .. {frozen.end:%Y-%m-%d %H:%M})"
-            )
+        say(
+            f"froze {frozen.decisions} decisions of {agent} as {name!r} "
+            f"({frozen.start:%Y-%m-%d %H:%M} .. {frozen.end:%Y-%m-%d %H:%M})"
         )
 
     @drift.command("history")
@@ -215,7 +193,7 @@ def register(app: typer.Typer) -> None:
         fmt = chosen_format(fmt, as_json)
         points = history(agent, metric, project, limit)
         if fmt == "json":
-            typer.echo(json.dumps([p.model_dump(mode="json") for p in points], indent=2))
+            print_models(points, ascii=True)
             return
         render_history(points)
 

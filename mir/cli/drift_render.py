@@ -7,18 +7,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, error_console, literal, print_listing
+from mir.cli.output import console, literal, print_listing, say
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, HistoryPoint
-
-_VERDICT_STYLE = {
-    "suspend": "bold red",
-    "warn": "yellow",
-    "ok": "green",
-    "not_enough_data": "dim",
-    "info": "dim",
-}
 
 
 def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False) -> None:
@@ -31,6 +23,8 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
     from mir.drift import (
         KINDS,
         METRIC_COLUMNS,
+        VERDICT_STYLE,
+        agent_heading,
         agent_notes,
         brief_lines,
         metric_cells,
@@ -39,22 +33,11 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
     )
 
     out = console()
-    for note in report.notes:
-        error_console().print(literal(note))
+    say(*report.notes, err=True)
     for agent in report.agents:
-        verdict = agent.verdict
-        head = Text.assemble(
-            (agent.agent, "bold"),
-            "  ",
-            (verdict.replace("_", " ").upper(), _VERDICT_STYLE.get(verdict, "")),
-            ("  SUSPENDED by the breaker" if agent.suspended else "", "bold red"),
-            f"  current {agent.current.label} ({agent.current.decisions} decisions) vs "
-            f"reference {agent.reference.label} ({agent.reference.decisions} decisions)",
-        )
-        out.print(head)
+        out.print(Text.assemble(*agent_heading(agent)))
         if brief:
-            for line in brief_lines(agent):
-                out.print(literal(line))
+            say(*brief_lines(agent))
             continue
         for kind in KINDS:
             rows = shown_metrics(agent, kind, show_all)
@@ -74,22 +57,21 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
                     table.add_column(column)
             for m in rows:
                 cells = [literal(cell) for cell in metric_cells(m)]
-                cells[6] = literal(verdict_words(m.verdict), _VERDICT_STYLE.get(m.verdict, ""))
+                cells[6] = literal(verdict_words(m.verdict), VERDICT_STYLE.get(m.verdict, ""))
                 table.add_row(*cells)
             print_listing(table)
-        for line in agent_notes(agent, show_all):
-            out.print(literal(line))
+        say(*agent_notes(agent, show_all))
 
 
 def render_history(points: list[HistoryPoint]) -> None:
     from rich.table import Table
 
-    from mir.drift import HISTORY_COLUMNS, history_rows, verdict_words
+    from mir.drift import HISTORY_COLUMNS, VERDICT_STYLE, history_rows, verdict_words
 
     if not points:
         console().print("no drift runs recorded yet (run `mir drift` or `mir drift check`)")
         return
-    styles = {verdict_words(verdict): style for verdict, style in _VERDICT_STYLE.items()}
+    styles = {verdict_words(verdict): style for verdict, style in VERDICT_STYLE.items()}
     table = Table(show_edge=False)
     for column in HISTORY_COLUMNS:
         table.add_column(column)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from typer.core import TyperGroup
 
 from mir.cli.output import (
     add_row,
@@ -23,7 +22,7 @@ from mir.cli.output import (
     listing,
     print_listing,
 )
-from mir.cli.variadic import VariadicCommand
+from mir.cli.variadic import VariadicCommand, default_group
 
 if TYPE_CHECKING:
     from mir.evals import EvalReport, SuiteResult
@@ -31,21 +30,11 @@ if TYPE_CHECKING:
 FORMATS = ("table", "json", "junit")
 
 
-class _RunByDefault(TyperGroup):
-    """``mir eval [TARGETS] [OPTIONS]`` is ``mir eval run ...``: the group's other commands
-    (``history``, ``calibrate``) are named first; anything else is a run."""
-
-    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
-        elif not args:
-            args = ["run"]
-        return super().parse_args(ctx, args)
-
-
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        cls=_RunByDefault,
+        # the group's other commands (history, calibrate) are named first; anything else
+        # is a run
+        cls=default_group("run"),
         help="Run eval suites (evals/*.yaml) through the runtime; exit 1 on a regression. "
         "`mir eval [TARGETS] [OPTIONS]` is `mir eval run ...` (options: `mir eval run --help`).",
     )
@@ -153,7 +142,7 @@ def render(report: EvalReport, fmt: str, *, verbose: bool = False) -> None:
 def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     from rich.text import Text
 
-    from mir.evals import case_lines, has_repeats, judge_line, suite_notes
+    from mir.evals import case_cells, case_lines, has_repeats, judge_line, suite_notes
 
     out = console()
     model = f"{suite.provider or '-'} / {suite.model or '-'}"
@@ -162,18 +151,7 @@ def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     columns = ("case", "runs", "passed", *each, "outcome", "change", "first failure")
     table = listing(*columns, wrap=("first failure",))
     for line in case_lines(suite):
-        all_any = [(_yes(line.pass_all), _green(line.pass_all))]
-        all_any.append((_yes(line.pass_any), _green(line.pass_any)))
-        add_row(
-            table,
-            line.case_id,
-            line.runs,
-            (line.passed, line.style),
-            *(all_any if each else []),
-            line.outcome,
-            (line.change, "red" if line.change == "broken" else ""),
-            line.first_failure,
-        )
+        add_row(table, *case_cells(line, repeats=bool(each)))
     print_listing(table)
     for text, style in suite_notes(suite):
         out.print(Text(text, style=style))
@@ -189,11 +167,3 @@ def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     if judge:
         out.print(Text(f"  {judge}"))
     out.print()
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
-
-
-def _green(value: bool) -> str:
-    return "green" if value else "red"

@@ -7,23 +7,13 @@ result in ``judge-calibration.json`` beside the labels, for ``judge.min_kappa``.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import (
-    add_row,
-    chosen_format,
-    console,
-    format_option,
-    json_option,
-    listing,
-    literal,
-    step_spinner,
-)
+from mir.cli.options import FORMAT, JSON
+from mir.cli.output import add_row, chosen_format, console, listing, print_json, say, step_spinner
 
 if TYPE_CHECKING:
     from mir.evals import Calibration
@@ -66,8 +56,8 @@ def register(group: typer.Typer) -> None:
         no_record: bool = typer.Option(
             False, "--no-record", help="Do not append to judge-calibration.json."
         ),
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
         project: str | None = typer.Option(
             None, "--project", help="Project folder (default: found from the labels file)."
         ),
@@ -98,26 +88,16 @@ def register(group: typer.Typer) -> None:
         if as_json:
             from mir.evals import calibration_to_json
 
-            data = calibration_to_json(result)
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            print_json(calibration_to_json(result))
         else:
             _print(result)
 
 
 def _print(result: Calibration) -> None:
-    from rich.text import Text
-
-    from mir.evals import agreement_line
+    from mir.evals import agreement_line, calibration_heading
 
     out = console()
-    out.print(
-        Text.assemble(
-            "judge ",
-            literal(result.judge_model),
-            f", prompt {result.prompt_hash}, labels ",
-            literal(str(result.labels_file)),
-        )
-    )
+    say(calibration_heading(result))
     for kind in result.kinds:
         agreed = kind.agreement
         out.print(agreement_line(kind), markup=False)
@@ -126,4 +106,4 @@ def _print(result: Calibration) -> None:
             add_row(table, label, *row)
         out.print(table)
     if result.records_file is not None:
-        out.print(Text.assemble("recorded in ", literal(str(result.records_file))))
+        say(f"recorded in {result.records_file}")

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import (
-    add_row,
-    chosen_format,
-    console,
-    format_option,
-    json_option,
-    listing,
-    literal,
-    print_listing,
-)
+from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.output import add_row, chosen_format, listing, print_listing, print_models, say
 
 if TYPE_CHECKING:
     from mir.evals import HistoryRow
@@ -30,11 +19,9 @@ def register(group: typer.Typer) -> None:
     def history_command(
         agent: str = typer.Argument(..., help="The agent: 'triage' or 'capability.agent'."),
         limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show the last N runs."),
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
-        project: Path | None = typer.Option(
-            None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-        ),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
+        project: Path | None = PROJECT,
     ) -> None:
         """Show an agent's recorded eval runs: pass rate, broken/fixed, gate, model."""
         from mir.evals import recorded_runs
@@ -42,40 +29,19 @@ def register(group: typer.Typer) -> None:
         as_json = chosen_format(fmt, as_json) == "json"
         rows = recorded_runs(agent, limit=limit, project=project)
         if as_json:
-            data = [row.model_dump(mode="json") for row in rows]
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            print_models(rows)
         elif not rows:
-            console().print(literal(f"no eval runs recorded for {agent} (run `mir eval` first)"))
+            say(f"no eval runs recorded for {agent} (run `mir eval` first)")
         else:
             render_history(agent, rows)
 
 
 def render_history(agent: str, rows: list[HistoryRow]) -> None:
-    from mir.evals import sparkline
+    from mir.evals import RUN_COLUMNS, run_cells, sparkline
 
     trend = sparkline([row.pass_rate for row in rows])
-    console().print(
-        literal(f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)")
-    )
-    columns = ("time UTC", "suite", "pass rate", "passed", "broken", "fixed", "gate")
-    table = listing(
-        *columns, "model", "prompt", "run by", wrap=(*columns[2:], "model", "prompt", "run by")
-    )
+    say(f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)")
+    table = listing(*RUN_COLUMNS, wrap=RUN_COLUMNS[2:])
     for row in rows:
-        gate = ("passed" if row.gate_passed else "FAILED") + (
-            " (interrupted)" if row.interrupted else ""
-        )
-        add_row(
-            table,
-            (row.started_at or row.recorded_at).astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-            row.suite,
-            f"{row.pass_rate * 100:.1f}%",
-            f"{row.passed}/{row.runs}",
-            "-" if row.broken is None else str(row.broken),
-            "-" if row.fixed is None else str(row.fixed),
-            (gate, "" if row.gate_passed else "bold red"),
-            row.model,
-            row.prompt_hash[:12] if row.prompt_hash else None,
-            row.origin or "mir eval",
-        )
+        add_row(table, *run_cells(row))
     print_listing(table)

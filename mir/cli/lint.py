@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.lint_direct import print_report, render_text, warn
-from mir.cli.output import chosen_format, console, format_option, json_option
+from mir.cli.options import FORMAT, JSON
+from mir.cli.output import chosen_format, console, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
             "else the current folder).",
         ),
         fmt: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=FORMAT_HELP),
-        as_json: bool = json_option(),
+        as_json: bool = JSON,
         baseline: Path | None = typer.Option(
             None, "--baseline", dir_okay=False, help="Known findings: only new ones fail."
         ),
@@ -76,22 +77,18 @@ def register(app: typer.Typer) -> None:
 
     @lint.command("rules")
     def rules_command(
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
     ) -> None:
         """List every rule with its code (mir's rules, then the import-linter contracts)."""
-        import json
         import sys
 
-        from mir.importlinter import rule_catalogue
+        from mir.importlinter import rule_catalogue, rule_catalogue_json
 
         as_json = chosen_format(fmt, as_json) == "json"
         header = ("code", "name", "what it checks")
         if as_json:  # every listing command has --json
-            rows = [
-                dict(zip(("code", "name", "summary"), row, strict=True)) for row in rule_catalogue()
-            ]
-            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            print_json(rule_catalogue_json())
             return
         if not sys.stdout.isatty():  # piped: tab-separated, never cut at 80 columns
             for row in (header, *rule_catalogue()):

@@ -4,7 +4,7 @@ A warm run of an unchanged project needs ~30 ms of work, but importing typer and
 it build pydantic type adapters for the options costs ~150 ms more (and a cold run pays
 it too). So the console script first offers the arguments to ``direct_command``: when
 they are a plain ``lint boundaries`` invocation that it fully understands, it replays
-the cached findings if they are still valid (``mir.importlinter.replay_project``: the
+the cached findings if they are still valid (``mir.importlinter.lint_or_replay``: the
 boundary findings replayed with the import-linter verdicts of ``--config`` or the
 project's own config), else runs the linter (``lint_project``), and prints exactly what
 the typer command prints (errors included); anything else (``--help``, an unknown or
@@ -80,21 +80,11 @@ def direct_command(argv: list[str]) -> int | None:
     ):
         return None  # typer's own "is a file" / "is a directory" errors
     from mir.errors import MirUserError
-    from mir.importlinter import replay_project
+    from mir.importlinter import lint_or_replay
 
-    use_cache = "no_cache" not in found
     try:
-        report = replay_project(root, cache_dir, baseline, config, warn) if use_cache else None
-        if report is None:
-            from mir.boundaries import LintOptions
-            from mir.importlinter import lint_project
-
-            options = LintOptions(
-                use_cache=use_cache,
-                cache_dir=cache_dir.resolve() if cache_dir is not None else None,
-                baseline=baseline.resolve() if baseline is not None else None,
-            )
-            report = lint_project(root, options, config, warn)
+        use_cache = "no_cache" not in found
+        report = lint_or_replay(root, cache_dir, baseline, config, warn, use_cache=use_cache)
     except MirUserError as exc:  # exactly what mir.cli.app.main prints
         from rich.markup import escape
 
@@ -134,44 +124,11 @@ def warn(message: str) -> None:
 
 
 def render_text(report: LintReport) -> None:
-    from functools import partial
+    """The text format (``mir.boundaries.text_lines``): paths and messages literal."""
+    from rich.text import Text
 
-    from rich.markup import escape
-
+    from mir.boundaries import text_lines
     from mir.cli.output import console
 
-    out = console()
-    say = partial(out.print, markup=True, highlight=False, emoji=False)
-    for finding in report.findings:
-        say(
-            f"[bold]{escape(finding.path)}[/]:{finding.line}:{finding.column + 1}: "
-            f"[bold red]{finding.code}[/] {escape(finding.message)}"
-        )
-    for entry in report.stale:
-        say(
-            f"[yellow]stale baseline entry[/] {entry.code} {escape(entry.path)} "
-            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): fixed, "
-            "run with --update-baseline to drop it"
-        )
-    for item in report.unchecked:
-        entry = item.entry
-        say(
-            f"baseline entry {entry.code} {escape(entry.path)} "
-            f"({escape(entry.importer or '-')} -> {escape(entry.imported or '-')}): not "
-            f"checked, {escape(item.why)}; kept"
-        )
-    stats = report.stats
-    scope = f"{_count(stats.files, 'file')}, {_count(stats.capabilities, 'capability')}"
-    extra = f", {len(report.baselined)} baselined" if report.baselined else ""
-    if report.baseline_written:
-        out.print(f"Baseline written: {report.baseline_path}")
-    if report.findings:
-        found = _count(len(report.findings), "finding")
-        out.print(f"[bold red]Found {found}[/] ({scope}{extra}).", markup=True)
-    else:
-        out.print(f"[bold green]All checks passed[/] ({scope}{extra}).", markup=True)
-
-
-def _count(number: int, noun: str) -> str:
-    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-    return f"{number} {noun if number == 1 else plural}"
+    for parts in text_lines(report):
+        console().print(Text.assemble(*parts))

@@ -2,49 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from mir.cli import models_canary
+from mir.cli.options import FORMAT, JSON, PROJECT
 from mir.cli.output import (
+    add_row,
     chosen_format,
     console,
-    format_option,
-    json_option,
+    listing,
     literal,
     print_listing,
-    project_option,
+    print_models,
+    say,
 )
 
-if TYPE_CHECKING:
-    from mir.project import Project
-
-PROJECT = project_option()
-FORMAT = format_option()
-JSON = json_option()
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
-
-
-def _project(path: Path | None) -> Project:
-    from mir.project import find_project
-
-    return find_project(path)
-
-
-def _why(why: str | None) -> str | None:
-    from mir.models import refuse_secret
-
-    return refuse_secret("--why", why)
-
-
-def _by(by: str | None) -> str:
-    from mir.models import author
-
-    return author(by)
 
 
 def register(app: typer.Typer) -> None:
@@ -59,15 +35,14 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
     ) -> None:
         """Every version of every model, with its stage."""
-        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries
+        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries, project_root
 
-        entries = model_entries(_project(project).root)
+        entries = model_entries(project_root(project))
         if chosen_format(fmt, as_json) == "json":
-            rows = [e.model_dump(mode="json", exclude_none=True) for e in entries]
-            console().file.write(json.dumps(rows, indent=2) + "\n")
+            print_models(entries, ascii=True, exclude_none=True)
             return
         if not entries:
-            console().print("no models registered (mir models register NAME VERSION ...)")
+            say("no models registered (mir models register NAME VERSION ...)")
             return
         rows = [entry_cells(e) for e in entries]
         _listing(ENTRY_COLUMNS, rows, "stage", {"production": "bold"})
@@ -77,12 +52,11 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Argument(..., help="Registry name."), project: Path | None = PROJECT
     ) -> None:
         """Every version of one model, field by field."""
-        from mir.models import entry_fields, model_versions
+        from mir.models import entry_fields, model_versions, project_root
 
-        for entry in model_versions(_project(project).root, name):
+        for entry in model_versions(project_root(project), name):
             console().print(literal(f"{entry.ref}  [{entry.stage}]", style="bold"))
-            for field in entry_fields(entry):
-                console().print(literal(f"  {field}"))
+            say(*(f"  {field}" for field in entry_fields(entry)))
 
     @group.command("register")
     def register_command(
@@ -115,10 +89,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
-        from mir.models import register_version
+        from mir.models import project_root, register_version
 
         entry = register_version(
-            _project(project).root,
+            project_root(project),
             name=name,
             version=version,
             artifact=artifact,
@@ -132,7 +106,7 @@ def register(app: typer.Typer) -> None:
             why=why,
         )
         sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
-        console().print(literal(f"registered {entry.ref} as candidate{sha}"))
+        say(f"registered {entry.ref} as candidate{sha}")
 
     @group.command("promote")
     def promote_command(
@@ -157,20 +131,15 @@ def register(app: typer.Typer) -> None:
         """Move a version to shadow, canary or production (production: the agents' eval
         suites run against it first; exit 1 and nothing changed when the gate fails)."""
         from mir.cli.eval import render
-        from mir.errors import UsageError
-        from mir.models import Stage
-        from mir.releases import promote, promotion_lines
+        from mir.releases import promote_to, promotion_lines
 
-        if to not in ("shadow", "canary", "production"):
-            raise UsageError(f"--to: unknown stage {to!r}", hint="shadow, canary or production")
-        proj = _project(project)
-        result = promote(
-            proj,
+        result = promote_to(
+            project,
             name,
             version,
-            Stage(to),
-            by=_by(by),
-            why=_why(why) or "",
+            to,
+            by=by,
+            why=why,
             share=share,
             force=force,
             responses=responses,
@@ -178,9 +147,8 @@ def register(app: typer.Typer) -> None:
         if result.report is not None:
             render(result.report, "table")
         elif result.note:
-            console().print(literal(result.note))
-        for line in promotion_lines(result, name, version, force):
-            console().print(literal(line))
+            say(result.note)
+        say(*promotion_lines(result, name, version, force))
         if result.entry is None:
             raise typer.Exit(1)
 
@@ -192,10 +160,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Production goes back to the version that was production before it."""
-        from mir.models import rollback
+        from mir.models import rollback_production
 
-        entry = rollback(_project(project).root, name, by=_by(by), why=_why(why) or "rollback")
-        console().print(literal(f"{entry.ref} is production again"))
+        entry = rollback_production(project, name, by=by, why=why)
+        say(f"{entry.ref} is production again")
 
     @group.command("retire")
     def retire_command(
@@ -206,12 +174,10 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Retire a version for good (kept for the record; never promoted again)."""
-        from mir.models import Stage, set_stage
+        from mir.models import retire_version
 
-        entry = set_stage(
-            _project(project).root, name, version, Stage.RETIRED, by=_by(by), why=_why(why) or ""
-        )
-        console().print(literal(f"{entry.ref} is retired"))
+        entry = retire_version(project, name, version, by=by, why=why)
+        say(f"{entry.ref} is retired")
 
     @group.command("history")
     def history_command(
@@ -221,15 +187,14 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
-        from mir.models import CHANGE_COLUMNS, change_cells, model_history
+        from mir.models import CHANGE_COLUMNS, change_cells, model_history, project_root
 
-        rows = model_history(_project(project).root, name)
+        rows = model_history(project_root(project), name)
         if chosen_format(fmt, as_json) == "json":
-            data = [r.model_dump(mode="json") for r in rows]
-            console().file.write(json.dumps(data, indent=2) + "\n")
+            print_models(rows, ascii=True)
             return
         if not rows:
-            console().print(literal(f"no history for {name}"))
+            say(f"no history for {name}")
             return
         cells = [change_cells(r) for r in rows]
         _listing(CHANGE_COLUMNS, cells, "to", {"refused": "red"}, wraps="why")
@@ -246,15 +211,11 @@ def _listing(
     styles: dict[str, str],
     wraps: str | None = None,
 ) -> None:
-    """A borderless table, each column on one line but ``wraps``; the ``styled`` column
-    takes the style its value has in ``styles`` (production in bold, a refusal in red)."""
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(column, no_wrap=column != wraps)
+    """A listing, each column on one line but ``wraps``; the ``styled`` column takes the
+    style its value has in ``styles`` (production in bold, a refusal in red)."""
+    table = listing(*columns, wrap=(wraps,) if wraps else ())
     at = columns.index(styled)
     for cells in rows:
         style = styles.get(cells[at] or "", "")
-        table.add_row(*(literal(c, style if i == at else "") for i, c in enumerate(cells)))
+        add_row(table, *((c, style if i == at else "") for i, c in enumerate(cells)))
     print_listing(table)

@@ -9,36 +9,18 @@ here it is only printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import (
-    chosen_format,
-    console,
-    format_option,
-    json_option,
-    literal,
-    print_listing,
-    project_option,
-)
+from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.output import chosen_format, console, print_listing, say
 from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
     from mir.releases import CanaryCheck, ModelComparison
 
-PROJECT = project_option()
-FORMAT = format_option()
-JSON = json_option()
 SINCE = typer.Option(None, "--since", help="Only decisions of the last 24h, 90m, 7d ...")
-
-
-def _since(text: str | None) -> Any:
-    if text is None:
-        return None
-    from mir.traces import parse_since
-
-    return parse_since(text)
 
 
 def add_commands(group: typer.Typer) -> None:
@@ -54,7 +36,7 @@ def add_commands(group: typer.Typer) -> None:
         from mir.releases import compare_model
 
         fmt = chosen_format(fmt, as_json)
-        comparison = compare_model(project, name, _since(since))
+        comparison = compare_model(project, name, since)
         if fmt == "json":
             console().print_json(comparison.model_dump_json())
         else:
@@ -88,8 +70,7 @@ def render_comparison(c: ModelComparison) -> None:
 
     from mir.releases import canary_verdict, comparison_tables
 
-    for note in c.notes:
-        console().print(literal(note))
+    say(*c.notes)
     for listing in comparison_tables(c):
         table = Table(title=Text(listing.title))
         for column in listing.columns:
@@ -98,11 +79,10 @@ def render_comparison(c: ModelComparison) -> None:
             table.add_row(*map(Text, row))
         print_listing(table)
     if (verdict := canary_verdict(c)) is not None:
-        console().print(literal(verdict))
+        say(verdict)
 
 
 def render_check(result: CanaryCheck) -> None:
     from mir.releases import check_lines
 
-    for line in check_lines(result):
-        console().print(literal(line))
+    say(*check_lines(result))

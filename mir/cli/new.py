@@ -96,17 +96,12 @@ def render_plan(plan: Plan, dry_run: bool) -> None:
     from rich.tree import Tree
 
     from mir.cli.output import console
-    from mir.scaffold import change_note, plan_summary
+    from mir.scaffold import plan_nodes, plan_summary
 
     heading = f"{plan.title} (dry run: nothing written)" if dry_run else plan.title
     tree = Tree(Text(heading))
-    folders: dict[tuple[str, ...], Tree] = {(): tree}
-    for change in sorted(plan.changes, key=lambda c: c.path.parts):
-        parts = change.path.parts
-        for depth in range(1, len(parts)):
-            key = parts[:depth]
-            if key not in folders:
-                folders[key] = folders[key[:-1]].add(Text(f"{key[-1]}/"))
-        folders[parts[:-1]].add(Text(f"{parts[-1]}  {change_note(change, dry_run=dry_run)}"))
+    drawn: dict[tuple[str, ...], Tree] = {(): tree}
+    for parent, node, label in plan_nodes(plan, dry_run=dry_run):
+        drawn[node] = drawn[parent].add(Text(label))
     console().print(tree, soft_wrap=False, crop=False)
     console().print(plan_summary(plan, dry_run=dry_run))

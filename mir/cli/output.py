@@ -1,4 +1,5 @@
-"""Consoles shared by the command modules (created on demand, never at import time).
+"""Consoles shared by the command modules (created on demand, never at import time), and
+the printing they share: literal lines (``say``), JSON (``print_json``).
 
 ``rich.console`` is imported inside the functions: it costs ~18 ms, and ``mir --version``
 or ``mir --help`` should not pay for a console they never print to.
@@ -16,7 +17,7 @@ Two rules for everything printed through them:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -165,3 +166,26 @@ def project_option() -> Any:
     return typer.Option(
         None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
     )
+
+
+def say(*lines: Any, err: bool = False) -> None:
+    """Each line literally (``literal``: never markup), on stdout or with ``err`` stderr."""
+    out = error_console() if err else console()
+    for line in lines:
+        out.print(literal(line))
+
+
+def print_json(
+    value: Any, *, ascii: bool = False, default: Callable[[Any], Any] | None = None
+) -> None:
+    """``value`` as indented JSON on stdout, never cut or highlighted (``ascii``: non-ASCII
+    characters escaped; ``default``: how values JSON has no type for are written)."""
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=ascii, default=default) + "\n")
+
+
+def print_models(models: Iterable[Any], *, ascii: bool = False, **dump: Any) -> None:
+    """A list of pydantic models as JSON (each ``model_dump(mode="json", **dump)``)."""
+    print_json([model.model_dump(mode="json", **dump) for model in models], ascii=ascii)

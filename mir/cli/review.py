@@ -3,38 +3,31 @@ taught (export), and the review inbox, a web page reviewers log in to (serve).""
 
 from __future__ import annotations
 
-import json
-import sys
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.options import AGENT, FORMAT, PROJECT
+from mir.cli.options import JSON as AS_JSON
 from mir.cli.output import (
     add_row,
     chosen_format,
     console,
     error_console,
-    format_option,
-    json_option,
     listing,
     literal,
+    print_json,
     print_listing,
-    project_option,
+    say,
 )
 
 if TYPE_CHECKING:
     from mir.reviews import PendingPage
 
-PROJECT = project_option()
-AS_JSON = json_option()
-FORMAT = format_option()
-AGENT = typer.Option(
-    None,
-    "--agent",
-    help="Only this agent's flows: capability.agent, or the agent name alone when only one "
-    "capability has it.",
-)
+# a value JSON has no type for is written as its str()
+_print_json = partial(print_json, default=str)
 
 
 def build_group() -> typer.Typer:
@@ -133,8 +126,7 @@ def build_group() -> typer.Typer:
 
         as_json = chosen_format(fmt, as_json) == "json"
         report = export_reviews(project, to_eval=to_eval, suite=suite, sft=sft, agent=agent)
-        for note in report.notes:
-            error_console().print(literal(f"note: {note}"))
+        say(*(f"note: {note}" for note in report.notes), err=True)
         if as_json:
             from mir.reviews import export_json
 
@@ -142,8 +134,7 @@ def build_group() -> typer.Typer:
             return
         from mir.reviews import export_lines
 
-        for line in export_lines(report):
-            console().print(literal(line))
+        say(*export_lines(report))
 
     @review.command("serve")
     def serve_command(
@@ -180,10 +171,6 @@ def _say_done(page: PendingPage, *, always: bool = False) -> None:
 
     for result, line in page_lines(page, always=always):
         (console() if result and always else error_console()).print(literal(line))
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def render_queue(page: PendingPage) -> None:

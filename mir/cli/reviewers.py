@@ -8,18 +8,8 @@ from pathlib import Path
 
 import typer
 
-from mir.cli.output import (
-    chosen_format,
-    console,
-    error_console,
-    format_option,
-    json_option,
-    literal,
-    print_listing,
-    project_option,
-)
-
-PROJECT = project_option()
+from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.output import chosen_format, console, literal, print_listing, say
 
 
 def register(app: typer.Typer) -> None:
@@ -41,16 +31,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make an Ed25519 key pair: the private key goes to a 0600 file, the public key
         is printed for reviewers.toml."""
-        from mir.reviewers import make_key
+        from mir.reviewers import key_lines, make_key
 
         key = make_key(name, out=out, project=project)
-        path = key.path
-        say = error_console()
-        say.print(literal(f"private key written to {path} (keep it secret; never commit it)"))
-        if key.in_project:
-            say.print(literal(f"warning: {path} is inside the project: keep it out of git"))
-        say.print(literal("declare it with:"))
-        say.print(literal(f"  mir reviewers add {name} --role ROLE --public-key {key.public_key}"))
+        say(*key_lines(name, key), err=True)
         console().out(key.public_key, highlight=False)
 
     @group.command("add")
@@ -71,25 +55,15 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Declare a reviewer in reviewers.toml (never replaces one without --replace)."""
-        from mir.reviewers import declare
+        from mir.reviewers import declare, declared_line
 
         done = declare(name, roles=roles, public_key=public_key, replace=replace, project=project)
-        old, new, path = done.replaced, done.reviewer, done.roster
-        if old is None:
-            console().print(literal(f"added reviewer {name} to {path}"))
-        else:
-            console().print(
-                literal(
-                    f"replaced reviewer {name} in {path} (was roles "
-                    f"{', '.join(old.roles) or 'none'}, key {old.fingerprint}; now roles "
-                    f"{', '.join(new.roles) or 'none'}, key {new.fingerprint})"
-                )
-            )
+        say(declared_line(name, done))
 
     @group.command("list")
     def list_command(
-        as_json: bool = json_option(),
-        fmt: str | None = format_option(),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
         project: Path | None = PROJECT,
     ) -> None:
         """The declared reviewers: name, roles, key fingerprint, whether a web login is set."""
@@ -127,7 +101,7 @@ def register(app: typer.Typer) -> None:
         from mir.reviewers import set_login
 
         set_login(name, password=lambda: _password(name, stdin), project=project)
-        console().print(literal(f"web login set for {name}"))
+        say(f"web login set for {name}")
 
     app.add_typer(group, name="reviewers")
 

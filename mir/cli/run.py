@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
         from mir.errors import UsageError
-        from mir.runtime import preview_prompt, run_agent
+        from mir.runtime import preview_prompt, prompt_json, run_agent
 
         as_json = chosen_format(fmt, as_json, FORMATS) == "json"
         if not role.strip():
@@ -89,9 +89,7 @@ def register(app: typer.Typer) -> None:
         if show_prompt:
             prompt = preview_prompt(ref, input=input, context=context, project=project)
             if as_json:
-                messages = [m.model_dump() for m in prompt.messages]
-                payload = {"prompt_version": prompt.version, "messages": messages}
-                console().print_json(json.dumps(payload))
+                console().print_json(json.dumps(prompt_json(prompt)))
             else:
                 for message in prompt.messages:
                     console().out(message.content, highlight=False)

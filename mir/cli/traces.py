@@ -3,30 +3,28 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli.options import AGENT, FLOWS_SINCE, FORMAT, PROJECT
+from mir.cli.options import JSON as AS_JSON
 from mir.cli.output import (
     add_row,
     chosen_format,
     console,
     error_console,
-    format_option,
     json_option,
     listing,
+    print_json,
     print_listing,
-    project_option,
+    print_models,
 )
 
 if TYPE_CHECKING:
     from mir.traces import FlowSummary, TraceEvent
 
-PROJECT = project_option()
-AS_JSON = json_option()
-FORMAT = format_option()
 EXPORT_FORMATS = ("json", "parquet", "otlp")
 
 
@@ -43,21 +41,14 @@ def register(app: typer.Typer) -> None:
 
     @traces.command("list")
     def list_command(
-        agent: str | None = typer.Option(
-            None,
-            "--agent",
-            help="Only this agent's flows: capability.agent, or the agent name alone when "
-            "only one capability has it.",
-        ),
+        agent: str | None = AGENT,
         status: str | None = typer.Option(
             None,
             "--status",
             help="Only flows whose current status is this (e.g. executed; unfinished: no "
             "final event yet, still running or its process stopped).",
         ),
-        since: str | None = typer.Option(
-            None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
-        ),
+        since: str | None = FLOWS_SINCE,
         limit: int = typer.Option(50, "--limit", min=1, help="At most this many flows."),
         source: str | None = typer.Option(
             None,
@@ -79,7 +70,7 @@ def register(app: typer.Typer) -> None:
             project, warn=_warn, agent=agent, status=status, since=since, limit=limit, source=source
         )
         if as_json:
-            _print_json([listed_json(flow) for flow in flows])
+            print_json([listed_json(flow) for flow in flows])
         else:
             render_flows(flows)
 
@@ -96,7 +87,7 @@ def register(app: typer.Typer) -> None:
         as_json = chosen_format(fmt, as_json) == "json"
         events = flow_events(project, flow_id, warn=_warn)
         if as_json:
-            _print_json([event.model_dump(mode="json") for event in events])
+            print_models(events)
         else:
             render_flow(events)
 
@@ -127,9 +118,7 @@ def register(app: typer.Typer) -> None:
         agent: str | None = typer.Option(
             None, "--agent", help="Only this agent's flows (capability.agent, or the agent name)."
         ),
-        since: str | None = typer.Option(
-            None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
-        ),
+        since: str | None = FLOWS_SINCE,
         source: str = typer.Option(
             "all",
             "--source",
@@ -174,22 +163,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(traces, name="traces")
 
 
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-
-
-def _cost(value: float) -> str:
-    return f"${value:.4f}" if value else "-"
-
-
 def render_flows(flows: list[FlowSummary]) -> None:
-    from mir.traces import UNFINISHED
+    from mir.traces import FLOW_COLUMNS as columns
+    from mir.traces import flow_cells
 
     if not flows:
         console().print("no flows")
         return
     # what identifies a flow stays whole; a long model name is what gets cut
-    columns = ("flow", "agent", "source", "status", "action", "steps", "model", "tokens")
     table = listing(
         *columns, "cost", "ms", "updated UTC", wrap=(*columns[5:], "cost", "ms"), right=("ms",)
     )
@@ -197,53 +178,27 @@ def render_flows(flows: list[FlowSummary]) -> None:
     shown = 12 if console().is_terminal else None
     for flow in flows:
         # every value may come from a trace file or a model: literal, never markup
-        add_row(
-            table,
-            flow.flow_id[:shown],
-            flow.agent,
-            flow.source,
-            flow.status or UNFINISHED,
-            flow.action,
-            flow.steps,
-            flow.model,
-            flow.tokens,
-            _cost(flow.cost_usd),
-            f"{flow.latency_ms:.0f}",
-            flow.updated_at.strftime("%m-%d %H:%M:%S"),
-        )
+        add_row(table, *flow_cells(flow, shown))
     print_listing(table)
 
 
 def render_flow(events: list[TraceEvent]) -> None:
     from rich.text import Text
 
-    from mir.traces import flow_review_lines
+    from mir.traces import EVENT_COLUMNS, event_cells, event_details, flow_review_lines
 
     first = events[0]
     console().print(Text(f"flow {first.flow_id}  agent {first.agent}"))
-    columns = ("seq", "step", "status", "reasons", "provider/model", "prompt")
     table = listing(
-        *columns, "tokens", "cost", "ms", wrap=("reasons",), right=("tokens", "cost", "ms")
+        *EVENT_COLUMNS, "tokens", "cost", "ms", wrap=("reasons",), right=("tokens", "cost", "ms")
     )
     for event in events:
-        add_row(
-            table,
-            event.seq,
-            event.step,
-            event.status,
-            ", ".join(event.reasons),
-            "/".join(part for part in (event.provider, event.model) if part),
-            (event.prompt_hash or "")[:12],
-            f"{event.prompt_tokens}/{event.completion_tokens}",
-            _cost(event.cost_usd),
-            f"{event.latency_ms:.1f}",
-        )
+        add_row(table, *event_cells(event))
     print_listing(table)
     for line in flow_review_lines(events):
         console().print(Text(line))
     for event in events:
-        data = dict(event.data or {})
-        prompt = data.pop("prompt", None) if event.step == "infer" else None
+        data, prompt = event_details(event)
         if data:
             console().print(Text(f"\n{event.seq} {event.step}", style="bold"))
             # rich's JSON renderable builds Text itself: string values stay literal

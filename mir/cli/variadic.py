@@ -1,4 +1,5 @@
-"""Commands that take any number of one argument (``mir drift [AGENT]...``).
+"""Commands that take any number of one argument (``mir drift [AGENT]...``), and groups
+whose first argument may be one (``default_group``).
 
 typer 0.29 prints a variadic argument's type in ``--help`` as ``<list[str]>``, whatever
 its metavar, and no per-argument setting changes that. ``VariadicCommand`` (pass it as
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 
 class VariadicCommand(TyperCommand):
@@ -31,3 +32,17 @@ class VariadicCommand(TyperCommand):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+def default_group(command: str) -> type[TyperGroup]:
+    """A group that runs ``command`` unless its first argument names another of its
+    commands or asks for help: ``mir drift [AGENT ...]`` is ``mir drift show ...``, and
+    ``mir eval [TARGETS] [OPTIONS]`` is ``mir eval run ...``."""
+
+    class DefaultGroup(TyperGroup):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help")):
+                args = [command, *args]
+            return super().parse_args(ctx, args)
+
+    return DefaultGroup

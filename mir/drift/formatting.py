@@ -64,8 +64,35 @@ def number(value: float | None, metric: str = "") -> str:
     return f"{value:.4g}"
 
 
+# how a verdict is styled where it is shown (style names as rich reads them)
+VERDICT_STYLE = {
+    "suspend": "bold red",
+    "warn": "yellow",
+    "ok": "green",
+    "not_enough_data": "dim",
+    "info": "dim",
+}
+
+
 def verdict_words(verdict: str) -> str:
     return verdict.replace("_", " ")
+
+
+def agent_heading(agent: AgentDrift) -> list[tuple[str, str]]:
+    """The line above an agent's tables, as ``(text, style)`` parts: its name, verdict,
+    whether the breaker suspended it, and the two windows compared."""
+    verdict = agent.verdict
+    return [
+        (agent.agent, "bold"),
+        ("  ", ""),
+        (verdict.replace("_", " ").upper(), VERDICT_STYLE.get(verdict, "")),
+        ("  SUSPENDED by the breaker" if agent.suspended else "", "bold red"),
+        (
+            f"  current {agent.current.label} ({agent.current.decisions} decisions) vs "
+            f"reference {agent.reference.label} ({agent.reference.decisions} decisions)",
+            "",
+        ),
+    ]
 
 
 def metric_cells(m: MetricResult) -> list[str]:

@@ -2,7 +2,11 @@
 
 from mir.evals.baselines import baseline_path, read_baseline, write_baseline
 from mir.evals.calibration import Calibration, calibrate_judge
-from mir.evals.calibration_report import agreement_line, calibration_to_json
+from mir.evals.calibration_report import (
+    agreement_line,
+    calibration_heading,
+    calibration_to_json,
+)
 from mir.evals.decision_paths import read_path, resolve_path
 from mir.evals.domain import (
     AssertionResult,
@@ -20,12 +24,14 @@ from mir.evals.domain import (
 from mir.evals.finishing import Evaluated, evaluate
 from mir.evals.gate import conclude
 from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
+from mir.evals.history_rows import RUN_COLUMNS, run_cells
 from mir.evals.progress_lines import LineProgress, eta, stopping
 from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
 from mir.evals.summary import (
     CaseLine,
     baseline_notes,
+    case_cells,
     case_lines,
     has_repeats,
     judge_line,
@@ -52,6 +58,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "RUN_COLUMNS",
     "AssertionResult",
     "Baseline",
     "BaselineRun",
@@ -74,7 +81,9 @@ __all__ = [
     "baseline_notes",
     "baseline_path",
     "calibrate_judge",
+    "calibration_heading",
     "calibration_to_json",
+    "case_cells",
     "case_lines",
     "conclude",
     "eta",
@@ -93,6 +102,7 @@ __all__ = [
     "render_junit",
     "render_report",
     "resolve_path",
+    "run_cells",
     "run_eval",
     "sparkline",
     "stopping",

@@ -1,5 +1,6 @@
-"""``mir eval calibrate``: a judge's calibration as plain JSON values (``--json``) and as
-one line per kind of label (the table's heading)."""
+"""``mir eval calibrate``: a judge's calibration as plain JSON values (``--json``), its
+first line (which judge, which labels) and one line per kind of label (the table's
+heading)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ def calibration_to_json(result: Calibration) -> dict[str, Any]:
             for kind in result.kinds
         ],
     }
+
+
+def calibration_heading(result: Calibration) -> str:
+    """``judge MODEL, prompt HASH, labels FILE``: which judge was measured on what."""
+    model = result.judge_model or "-"
+    return f"judge {model}, prompt {result.prompt_hash}, labels {result.labels_file}"
 
 
 def agreement_line(kind: KindResult) -> str:

@@ -4,6 +4,7 @@ show, computed from the result models (no terminal, no I/O: the CLI only draws i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mir.evals.domain import EvalReport, SuiteResult
 
@@ -62,6 +63,23 @@ def case_lines(suite: SuiteResult) -> list[CaseLine]:
             first_failure=first.get(case.case_id, ""),
         )
         for case in suite.cases
+    ]
+
+
+def case_cells(line: CaseLine, *, repeats: bool) -> list[Any]:
+    """A case's row in a suite's table, styled cells as ``(words, style)``: pass^k and
+    pass@k only when ``repeats``, a broken case's change in red."""
+    every = [
+        ("yes" if ok else "no", "green" if ok else "red") for ok in (line.pass_all, line.pass_any)
+    ]
+    return [
+        line.case_id,
+        line.runs,
+        (line.passed, line.style),
+        *(every if repeats else []),
+        line.outcome,
+        (line.change, "red" if line.change == "broken" else ""),
+        line.first_failure,
     ]
 
 

@@ -12,10 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mir.importlinter.application import ContractResult
-    from mir.importlinter.catalogue import rule_catalogue, rule_doc
+    from mir.importlinter.catalogue import rule_catalogue, rule_catalogue_json, rule_doc
     from mir.importlinter.domain.rules import RULE_DOCS
     from mir.importlinter.entrypoints import cached_contracts, check_contracts, evaluate
-    from mir.importlinter.linting import default_root, lint_project, replay_project, watch_project
+    from mir.importlinter.linting import (
+        default_root,
+        lint_or_replay,
+        lint_project,
+        replay_project,
+        watch_project,
+    )
 
 _WHERE = {
     "ContractResult": "application",
@@ -24,10 +30,12 @@ _WHERE = {
     "check_contracts": "entrypoints",
     "evaluate": "entrypoints",
     "rule_catalogue": "catalogue",
+    "rule_catalogue_json": "catalogue",
     "rule_doc": "catalogue",
     "default_root": "linting",
     "lint_project": "linting",
     "replay_project": "linting",
+    "lint_or_replay": "linting",
     "watch_project": "linting",
 }
 
@@ -38,9 +46,11 @@ __all__ = [
     "check_contracts",
     "default_root",
     "evaluate",
+    "lint_or_replay",
     "lint_project",
     "replay_project",
     "rule_catalogue",
+    "rule_catalogue_json",
     "rule_doc",
     "watch_project",
 ]

@@ -27,6 +27,11 @@ def rule_catalogue() -> list[Row]:
     return own + contract_rules()
 
 
+def rule_catalogue_json() -> list[dict[str, str]]:
+    """The catalogue as ``mir lint rules --json`` prints it: code, name and summary."""
+    return [dict(zip(("code", "name", "summary"), row, strict=True)) for row in rule_catalogue()]
+
+
 def rule_doc(code: str) -> str:
     """The documentation of a mir rule or an import-linter contract code, by code or
     name (any case); an unknown one is a usage error with the closest code or name."""

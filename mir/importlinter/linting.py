@@ -50,6 +50,30 @@ def lint_project(
     )
 
 
+def lint_or_replay(
+    root: Path | None,
+    cache_dir: Path | None,
+    baseline: Path | None,
+    config: Path | None,
+    warn: Warn,
+    *,
+    use_cache: bool = True,
+) -> LintReport:
+    """A plain ``mir lint boundaries``: the cached report when it is still valid
+    (``replay_project``), else a full run (``lint_project``) with these options."""
+    report = replay_project(root, cache_dir, baseline, config, warn) if use_cache else None
+    if report is not None:
+        return report
+    from mir.boundaries import LintOptions
+
+    options = LintOptions(
+        use_cache=use_cache,
+        cache_dir=cache_dir.resolve() if cache_dir is not None else None,
+        baseline=baseline.resolve() if baseline is not None else None,
+    )
+    return lint_project(root, options, config, warn)
+
+
 def replay_project(
     root: Path | None,
     cache_dir: Path | None,

@@ -1,5 +1,6 @@
 """Models as released artifacts: the ``models.toml`` registry and route resolution."""
 
+from mir.models.changing import project_root, retire_version, rollback_production
 from mir.models.domain import (
     ModelEntry,
     ModelRef,
@@ -62,12 +63,15 @@ __all__ = [
     "model_versions",
     "names_registry_model",
     "parse_registry",
+    "project_root",
     "read_registry",
     "record",
     "refuse_secret",
     "register",
     "register_version",
     "registry_path",
+    "retire_version",
     "rollback",
+    "rollback_production",
     "set_stage",
 ]

@@ -5,6 +5,7 @@ from mir.releases.arms import compare_arms
 from mir.releases.compare import ModelComparison, compare_model
 from mir.releases.evidence import ArmStats, CanaryComparison, judge_canary
 from mir.releases.gate import Promotion, agents_using, promote
+from mir.releases.promoting import promote_to
 from mir.releases.reading import (
     Listing,
     canary_verdict,
@@ -38,6 +39,7 @@ __all__ = [
     "comparison_tables",
     "judge_canary",
     "promote",
+    "promote_to",
     "promotion_lines",
     "watch_with_canaries",
 ]

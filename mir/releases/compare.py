@@ -14,7 +14,7 @@ from mir.releases.arms import arm_stats, empty_arm
 from mir.releases.evidence import ArmStats, CanaryComparison, judge_canary
 from mir.releases.settings import CanarySettings
 from mir.releases.shadow import ShadowComparison, shadow_stats
-from mir.traces import TraceStore
+from mir.traces import TraceStore, parse_since
 
 
 class ModelComparison(BaseModel):
@@ -31,8 +31,11 @@ class ModelComparison(BaseModel):
 
 
 def compare_model(
-    project: Project | str | Path | None, name: str, since: datetime | None = None
+    project: Project | str | Path | None, name: str, since: datetime | str | None = None
 ) -> ModelComparison:
+    """``since`` as a time, or as ``--since`` takes it (24h, 90m, 7d, an ISO time)."""
+    if isinstance(since, str):
+        since = parse_since(since)
     proj = project if isinstance(project, Project) else find_project(_path(project))
     registry = read_registry(proj.root)
     if registry is None or name not in registry.names:

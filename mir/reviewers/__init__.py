@@ -11,6 +11,7 @@ from mir.reviewers.domain import (
     make_statement,
 )
 from mir.reviewers.enrolment import Declared, NewKey, declare, make_key, roster_rows, set_login
+from mir.reviewers.enrolment_words import declared_line, key_lines
 from mir.reviewers.keys import (
     KEY_ENV,
     KEY_FILE_ENV,
@@ -52,6 +53,7 @@ __all__ = [
     "check_login",
     "decision_digest",
     "declare",
+    "declared_line",
     "declared_roles",
     "default_key_path",
     "describe",
@@ -59,6 +61,7 @@ __all__ = [
     "has_login",
     "has_roster",
     "judge_review",
+    "key_lines",
     "key_matches",
     "load_reviewers",
     "load_signing_key",

@@ -3,7 +3,14 @@ traced proposal (public interface)."""
 
 from typing import TYPE_CHECKING, Any
 
-from mir.runtime.agent_listing import broken_line, listed_agents, short_time, unchanged_line
+from mir.runtime.agent_listing import (
+    AGENT_COLUMNS,
+    agent_cells,
+    broken_line,
+    listed_agents,
+    short_time,
+    unchanged_line,
+)
 from mir.runtime.agents import AgentStatus, list_agents, resume_agent, suspend_agent
 from mir.runtime.record_view import record_json, record_rows
 from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
@@ -12,7 +19,7 @@ if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.loaded_agent import Agent
-    from mir.runtime.preview import preview_prompt
+    from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.review_audit import audit_reviews
     from mir.runtime.trace_audit import Verification, verify_project
 
@@ -23,10 +30,10 @@ _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "ru
 
 
 def __getattr__(name: str) -> Any:
-    if name == "preview_prompt":
+    if name in ("preview_prompt", "prompt_json"):
         from mir.runtime import preview
 
-        return preview.preview_prompt
+        return getattr(preview, name)
     if name == "audit_reviews":
         from mir.runtime import review_audit
 
@@ -47,6 +54,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGENT_COLUMNS",
     "RETRYABLE",
     "Agent",
     "AgentStatus",
@@ -54,6 +62,7 @@ __all__ = [
     "Expiry",
     "ReasonCode",
     "Verification",
+    "agent_cells",
     "approve",
     "audit_reviews",
     "broken_line",
@@ -62,6 +71,7 @@ __all__ = [
     "listed_agents",
     "load_agent",
     "preview_prompt",
+    "prompt_json",
     "record_json",
     "record_rows",
     "reject",

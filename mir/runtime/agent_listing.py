@@ -48,3 +48,20 @@ def broken_line(listing: Sequence[AgentStatus]) -> str | None:
         return None
     count = f"{len(broken)} broken agent{'s' if len(broken) > 1 else ''}"
     return f"{count}: {', '.join(broken)} (its contract does not load: the row says why)"
+
+
+AGENT_COLUMNS = ("agent", "state", "contract", "reason", "by")
+STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
+
+
+def agent_cells(status: AgentStatus, *, terminal: bool) -> list[object]:
+    """An agent's row in ``mir agents list``: its state ``(words, style)``, the reason or
+    what broke it, and when (``short_time`` on a terminal, the ISO time in a pipe)."""
+    return [
+        status.name,
+        (status.state, STATE_STYLE.get(status.state, "")),
+        status.contract,
+        status.error or status.reason,
+        status.by,
+        short_time(status.at) if terminal else status.at,
+    ]

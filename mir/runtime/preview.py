@@ -20,6 +20,12 @@ from mir.runtime.prompting import PromptRenderError, PromptVariables, RenderedPr
 from mir.runtime.snapshot import ContextSnapshot, thaw
 
 
+def prompt_json(prompt: RenderedPrompt) -> dict[str, Any]:
+    """What ``--show-prompt --json`` prints: the prompt's version and its messages."""
+    messages = [message.model_dump() for message in prompt.messages]
+    return {"prompt_version": prompt.version, "messages": messages}
+
+
 def preview_prompt(
     ref: str,
     *,

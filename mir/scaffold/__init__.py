@@ -3,7 +3,7 @@
 from mir.scaffold.application import DEFAULT_ACTIONS
 from mir.scaffold.domain import ChangeKind, FileChange, Plan, normalize_name
 from mir.scaffold.entrypoints import init_project, new_agent, new_capability, scaffold_demo
-from mir.scaffold.wording import change_note, plan_summary
+from mir.scaffold.wording import change_note, plan_nodes, plan_summary
 
 __all__ = [
     "DEFAULT_ACTIONS",
@@ -15,6 +15,7 @@ __all__ = [
     "new_agent",
     "new_capability",
     "normalize_name",
+    "plan_nodes",
     "plan_summary",
     "scaffold_demo",
 ]

@@ -30,9 +30,18 @@ from mir.traces.queries import (
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.sources import FlowFilter, production_finals
 from mir.traces.store import TraceStore
-from mir.traces.wording import flow_review_lines
+from mir.traces.wording import (
+    EVENT_COLUMNS,
+    FLOW_COLUMNS,
+    event_cells,
+    event_details,
+    flow_cells,
+    flow_review_lines,
+)
 
 __all__ = [
+    "EVENT_COLUMNS",
+    "FLOW_COLUMNS",
     "FLOW_SOURCES",
     "REDACTED",
     "UNFINISHED",
@@ -53,9 +62,12 @@ __all__ = [
     "TraceStoreError",
     "chosen_sources",
     "compact_traces",
+    "event_cells",
+    "event_details",
     "export_flows",
     "export_traces",
     "find_flow",
+    "flow_cells",
     "flow_events",
     "flow_review_lines",
     "list_traces",

@@ -1,11 +1,60 @@
-"""What ``mir traces show`` says about a flow's reviews, in words (from its events)."""
+"""What ``mir traces list`` and ``show`` say, in words: a flow's row, an event's row,
+the data each step recorded, and the flow's reviews (from its events)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
-from mir.traces.domain import TraceEvent
+from mir.traces.domain import UNFINISHED, FlowSummary, TraceEvent
+
+FLOW_COLUMNS = ("flow", "agent", "source", "status", "action", "steps", "model", "tokens")
+EVENT_COLUMNS = ("seq", "step", "status", "reasons", "provider/model", "prompt")
+
+
+def cost_words(value: float) -> str:
+    return f"${value:.4f}" if value else "-"
+
+
+def flow_cells(flow: FlowSummary, id_width: int | None) -> list[Any]:
+    """A flow's row in ``mir traces list`` (its id cut to ``id_width``, if given)."""
+    return [
+        flow.flow_id[:id_width],
+        flow.agent,
+        flow.source,
+        flow.status or UNFINISHED,
+        flow.action,
+        flow.steps,
+        flow.model,
+        flow.tokens,
+        cost_words(flow.cost_usd),
+        f"{flow.latency_ms:.0f}",
+        flow.updated_at.strftime("%m-%d %H:%M:%S"),
+    ]
+
+
+def event_cells(event: TraceEvent) -> list[Any]:
+    """An event's row in ``mir traces show``."""
+    return [
+        event.seq,
+        event.step,
+        event.status,
+        ", ".join(event.reasons),
+        "/".join(part for part in (event.provider, event.model) if part),
+        (event.prompt_hash or "")[:12],
+        f"{event.prompt_tokens}/{event.completion_tokens}",
+        cost_words(event.cost_usd),
+        f"{event.latency_ms:.1f}",
+    ]
+
+
+def event_details(event: TraceEvent) -> tuple[dict[str, Any], Any]:
+    """What an event recorded besides its row: its data, and apart from it the rendered
+    prompt an ``infer`` step kept (``None`` for any other step)."""
+    data = dict(event.data or {})
+    prompt = data.pop("prompt", None) if event.step == "infer" else None
+    return data, prompt
 
 
 def flow_review_lines(events: Sequence[TraceEvent]) -> list[str]:

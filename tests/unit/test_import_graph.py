@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 MIR = Path(__file__).resolve().parents[2] / "mir"
 
+
 def module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":

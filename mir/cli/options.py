@@ -1,0 +1,17 @@
+"""Options that several command modules take alike, declared once so that their names
+and help read the same in every command."""
+
+from __future__ import annotations
+
+import typer
+
+from mir.cli.output import format_option, json_option, project_option
+
+PROJECT = project_option()
+FORMAT = format_option()
+JSON = json_option()
+AGENT_HELP = "capability.agent, or the agent name alone when only one capability has it."
+AGENT = typer.Option(None, "--agent", help=f"Only this agent's flows: {AGENT_HELP}")
+FLOWS_SINCE = typer.Option(
+    None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
+)
