@@ -25,6 +25,7 @@ from mir.errors import MirUserError
 from mir.project import Project
 from mir.runtime.ports import AgentParts
 from mir.runtime.records import DecisionRecord
+from mir.storage import ReviewAlertLog
 
 Announce = Callable[[DecisionRecord], None]
 
@@ -39,7 +40,7 @@ class Announcer:
         self,
         settings: AlertSettings,
         review: ReviewSettings,
-        log: SentLog,
+        log: ReviewAlertLog[Any],  # mir.alerts.SentLog here; a second backend's log
         parts: AgentParts,
         redact: Callable[[Any], Any] | None,
     ) -> None:

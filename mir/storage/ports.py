@@ -81,6 +81,10 @@ class ReviewAlertLog(Protocol[KindT]):
         """The items this call claimed; every other one was claimed before."""
         ...
 
+    def release(self, items: Sequence[tuple[str, KindT, int]]) -> None:
+        """Give claims back (alerts no channel delivered), so the next read sends them."""
+        ...
+
 
 class EvalRunLog(Protocol[ReportT, RowT]):
     """Eval runs over time (``mir eval history``; ``mir.evals.EvalHistory``)."""
