@@ -7,15 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.options import AGENT_HELP, FORMAT, JSON, PROJECT
-from mir.cli.output import (
-    add_row,
-    chosen_format,
-    console,
-    error_console,
-    listing,
-    print_listing,
-    print_models,
-)
+from mir.cli.output import chosen_format, console, error_console, print_models, print_rows
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -60,14 +52,11 @@ def register(app: typer.Typer) -> None:
             return
         terminal = console().is_terminal
         at = "at UTC" if terminal else "at"
-        table = listing(*AGENT_COLUMNS, at, wrap=("reason", "by"))
+        # names, reasons and paths are written by users: literal, never markup
+        cells = (agent_cells(status, terminal=terminal) for status in statuses)
         # the name stays whole; a long contract path wraps (folds) instead of ending in
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
-        table.columns[2].no_wrap, table.columns[2].overflow = False, "fold"
-        for status in statuses:
-            # names, reasons and paths are written by users: literal, never markup
-            add_row(table, *agent_cells(status, terminal=terminal))
-        print_listing(table)
+        print_rows((*AGENT_COLUMNS, at), cells, wrap=("reason", "by"), fold=("contract",))
         if broken:
             error_console().print(broken, markup=False)
             raise typer.Exit(1)

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.output import (
-    add_row,
     chosen_format,
     console,
     error_console,
     format_option,
     json_option,
-    listing,
-    print_listing,
+    print_rows,
 )
 from mir.cli.variadic import VariadicCommand, default_group
 
@@ -149,10 +147,8 @@ def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     out.print(Text(f"{suite.agent}  {suite.suite}  ({model})", style="bold"))
     each = ["pass^k", "pass@k"] if has_repeats(suite) else []
     columns = ("case", "runs", "passed", *each, "outcome", "change", "first failure")
-    table = listing(*columns, wrap=("first failure",))
-    for line in case_lines(suite):
-        add_row(table, *case_cells(line, repeats=bool(each)))
-    print_listing(table)
+    cells = (case_cells(line, repeats=bool(each)) for line in case_lines(suite))
+    print_rows(columns, cells, wrap=("first failure",))
     for text, style in suite_notes(suite):
         out.print(Text(text, style=style))
     gate = suite.gate

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mir.cli.options import FORMAT, JSON, PROJECT
-from mir.cli.output import add_row, chosen_format, listing, print_listing, print_models, say
+from mir.cli.output import chosen_format, print_models, print_rows, say
 
 if TYPE_CHECKING:
     from mir.evals import HistoryRow
@@ -41,7 +41,4 @@ def render_history(agent: str, rows: list[HistoryRow]) -> None:
 
     trend = sparkline([row.pass_rate for row in rows])
     say(f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)")
-    table = listing(*RUN_COLUMNS, wrap=RUN_COLUMNS[2:])
-    for row in rows:
-        add_row(table, *run_cells(row))
-    print_listing(table)
+    print_rows(RUN_COLUMNS, map(run_cells, rows), wrap=RUN_COLUMNS[2:])

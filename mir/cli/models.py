@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import typer
 
 from mir.cli import models_canary
 from mir.cli.options import FORMAT, JSON, PROJECT
-from mir.cli.output import (
-    add_row,
-    chosen_format,
-    console,
-    listing,
-    literal,
-    print_listing,
-    print_models,
-    say,
-)
+from mir.cli.output import chosen_format, console, literal, print_models, print_rows, say
 
 WHY = typer.Option(None, "--why", help="Why (kept in the history).")
 BY = typer.Option(None, "--by", help="Who (default: the login name).")
@@ -44,8 +36,7 @@ def register(app: typer.Typer) -> None:
         if not entries:
             say("no models registered (mir models register NAME VERSION ...)")
             return
-        rows = [entry_cells(e) for e in entries]
-        _listing(ENTRY_COLUMNS, rows, "stage", {"production": "bold"})
+        _listing(ENTRY_COLUMNS, map(entry_cells, entries), "stage", {"production": "bold"})
 
     @group.command("show")
     def show_command(
@@ -196,8 +187,7 @@ def register(app: typer.Typer) -> None:
         if not rows:
             say(f"no history for {name}")
             return
-        cells = [change_cells(r) for r in rows]
-        _listing(CHANGE_COLUMNS, cells, "to", {"refused": "red"}, wraps="why")
+        _listing(CHANGE_COLUMNS, map(change_cells, rows), "to", {"refused": "red"}, wraps="why")
 
     # `compare` and `check` (the canary's evidence and its automatic rollback)
     models_canary.add_commands(group)
@@ -206,16 +196,16 @@ def register(app: typer.Typer) -> None:
 
 def _listing(
     columns: tuple[str, ...],
-    rows: list[list[str | None]],
+    rows: Iterable[list[str | None]],
     styled: str,
     styles: dict[str, str],
     wraps: str | None = None,
 ) -> None:
     """A listing, each column on one line but ``wraps``; the ``styled`` column takes the
     style its value has in ``styles`` (production in bold, a refusal in red)."""
-    table = listing(*columns, wrap=(wraps,) if wraps else ())
     at = columns.index(styled)
-    for cells in rows:
-        style = styles.get(cells[at] or "", "")
-        add_row(table, *((c, style if i == at else "") for i, c in enumerate(cells)))
-    print_listing(table)
+    styled_rows = (
+        ((c, styles.get(cells[at] or "", "") if i == at else "") for i, c in enumerate(cells))
+        for cells in rows
+    )
+    print_rows(columns, styled_rows, wrap=(wraps,) if wraps else ())

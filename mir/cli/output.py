@@ -52,15 +52,24 @@ def literal(value: Any, style: str = "") -> Text:
     return Text("-" if value is None or value == "" else str(value), style=style)
 
 
-def listing(*columns: str, wrap: Collection[str] = (), right: Collection[str] = ()) -> Table:
+def listing(
+    *columns: str,
+    wrap: Collection[str] = (),
+    right: Collection[str] = (),
+    fold: Collection[str] = (),
+) -> Table:
     """A listing's table (no box, no edge padding): a column stays whole unless named in
-    ``wrap``; those in ``right`` are right-justified."""
+    ``wrap`` or ``fold`` (``fold``: a word too long for it folds onto the next line, never
+    cut with "…"); those in ``right`` are right-justified."""
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
     for name in columns:
         table.add_column(
-            name, no_wrap=name not in wrap, justify="right" if name in right else "left"
+            name,
+            no_wrap=name not in wrap and name not in fold,
+            justify="right" if name in right else "left",
+            overflow="fold" if name in fold else "ellipsis",
         )
     return table
 
@@ -68,6 +77,22 @@ def listing(*columns: str, wrap: Collection[str] = (), right: Collection[str] = 
 def add_row(table: Table, *cells: Any) -> None:
     """A row of literal cells: each a value, or a ``(value, style)`` pair."""
     table.add_row(*(literal(*c) if isinstance(c, tuple) else literal(c) for c in cells))
+
+
+def print_rows(
+    columns: Iterable[str],
+    rows: Iterable[Iterable[Any]],
+    *,
+    wrap: Collection[str] = (),
+    right: Collection[str] = (),
+    fold: Collection[str] = (),
+) -> None:
+    """A ``listing`` of ``columns`` holding ``rows`` (each row's cells as ``add_row``
+    takes them), printed by ``print_listing``."""
+    table = listing(*columns, wrap=wrap, right=right, fold=fold)
+    for cells in rows:
+        add_row(table, *cells)
+    print_listing(table)
 
 
 def print_listing(renderable: RenderableType) -> None:

@@ -12,14 +12,12 @@ import typer
 from mir.cli.options import AGENT, FORMAT, PROJECT
 from mir.cli.options import JSON as AS_JSON
 from mir.cli.output import (
-    add_row,
     chosen_format,
     console,
     error_console,
-    listing,
     literal,
     print_json,
-    print_listing,
+    print_rows,
     say,
 )
 
@@ -180,14 +178,11 @@ def render_queue(page: PendingPage) -> None:
         console().print("no flow waits for review")
         return
     columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
-    table = listing(*columns, wrap=("key fields", "waits for"))
-    table.columns[columns.index("key fields")].overflow = "fold"  # wrapped, never cut with "…"
     shown = 12 if console().is_terminal else None
     sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
-    for item in page.items:
-        # every value may come from a trace file or a model: literal, never markup
-        add_row(table, *queue_row(item, id_width=shown, separator=sep))
-    print_listing(table)
+    # every value may come from a trace file or a model: literal, never markup
+    cells = (queue_row(item, id_width=shown, separator=sep) for item in page.items)
+    print_rows(columns, cells, wrap=("waits for",), fold=("key fields",))
     rest = page.total - page.offset - len(page.items)
     if rest > 0:
         after = page.offset + len(page.items)

@@ -11,15 +11,13 @@ import typer
 from mir.cli.options import AGENT, FLOWS_SINCE, FORMAT, PROJECT
 from mir.cli.options import JSON as AS_JSON
 from mir.cli.output import (
-    add_row,
     chosen_format,
     console,
     error_console,
     json_option,
-    listing,
     print_json,
-    print_listing,
     print_models,
+    print_rows,
 )
 
 if TYPE_CHECKING:
@@ -171,15 +169,12 @@ def render_flows(flows: list[FlowSummary]) -> None:
         console().print("no flows")
         return
     # what identifies a flow stays whole; a long model name is what gets cut
-    table = listing(
-        *columns, "cost", "ms", "updated UTC", wrap=(*columns[5:], "cost", "ms"), right=("ms",)
-    )
     # a terminal shows a 12-character prefix (enough for `traces show`); a pipe, the id
     shown = 12 if console().is_terminal else None
-    for flow in flows:
-        # every value may come from a trace file or a model: literal, never markup
-        add_row(table, *flow_cells(flow, shown))
-    print_listing(table)
+    # every value may come from a trace file or a model: literal, never markup
+    cells = (flow_cells(flow, shown) for flow in flows)
+    every = (*columns, "cost", "ms", "updated UTC")
+    print_rows(every, cells, wrap=(*columns[5:], "cost", "ms"), right=("ms",))
 
 
 def render_flow(events: list[TraceEvent]) -> None:
@@ -189,12 +184,10 @@ def render_flow(events: list[TraceEvent]) -> None:
 
     first = events[0]
     console().print(Text(f"flow {first.flow_id}  agent {first.agent}"))
-    table = listing(
-        *EVENT_COLUMNS, "tokens", "cost", "ms", wrap=("reasons",), right=("tokens", "cost", "ms")
+    numbers = ("tokens", "cost", "ms")
+    print_rows(
+        (*EVENT_COLUMNS, *numbers), map(event_cells, events), wrap=("reasons",), right=numbers
     )
-    for event in events:
-        add_row(table, *event_cells(event))
-    print_listing(table)
     for line in flow_review_lines(events):
         console().print(Text(line))
     for event in events:
