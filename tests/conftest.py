@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.support.fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.postgres"]
 
 os.environ["MIR_BLOCK_REMOTE_MODELS"] = "1"
 # mir's per-user state (the secret keying `mir traces verify`'s review cache) lives in a

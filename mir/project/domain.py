@@ -44,6 +44,10 @@ class MirSettings(BaseModel):
     models: dict[str, Any] = Field(
         default_factory=dict, description="[tool.mir.models]: the canary's automatic rollback."
     )
+    store: dict[str, Any] = Field(
+        default_factory=dict,
+        description="[tool.mir.store]: the Postgres shared by many hosts (unset: local files).",
+    )
 
 
 def describe_validation_error(

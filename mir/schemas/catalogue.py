@@ -57,6 +57,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.inference import ModelSettings
     from mir.models import ModelEntry
     from mir.releases import CanaryCheck, CanarySettings, ModelComparison
+    from mir.storage import StoreSettings
     from mir.traces import TraceSettings
 
     sections = {
@@ -66,6 +67,7 @@ def all_schemas() -> dict[str, dict]:
         "alerts": AlertSettings,
         "review": ReviewSettings,
         "models": CanarySettings,
+        "store": StoreSettings,
     }
     return {
         **json_schemas(),

@@ -1,6 +1,7 @@
 """Storage shared by every capability: the one migration runner, the one reading of a
 DuckDB lock conflict, the one atomic file writer, file locks, the stat-keyed digest
-cache, and the Protocols a second backend implements."""
+cache, the Protocols a second backend implements, and that backend's connection: the
+fleet store, one Postgres shared by many hosts."""
 
 from mir.storage.atomic import atomic_file, write_atomic
 from mir.storage.conflicts import is_lock_conflict, retrying_while_locked
@@ -14,6 +15,13 @@ from mir.storage.ports import (
     ModelChangeLog,
     ReviewAlertLog,
 )
+from mir.storage.postgres import (
+    FleetStore,
+    StoreSettings,
+    StoreUnavailable,
+    fleet_url,
+    hide_password,
+)
 from mir.storage.records import FlowClaim, FlowHolder
 
 __all__ = [
@@ -21,15 +29,20 @@ __all__ = [
     "DigestCache",
     "EvalRunLog",
     "ExecutionLedger",
+    "FleetStore",
     "FlowClaim",
     "FlowHolder",
     "Identity",
     "Migration",
     "ModelChangeLog",
     "ReviewAlertLog",
+    "StoreSettings",
+    "StoreUnavailable",
     "UnknownMigrationError",
     "atomic_file",
     "file_lock",
+    "fleet_url",
+    "hide_password",
     "identity",
     "is_lock_conflict",
     "lock_descriptor",

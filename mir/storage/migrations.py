@@ -19,8 +19,10 @@ may keep tables in one file (traces and drift do) without knowing each other's.
   ``_migrations (name, applied_at)``, one runner per file: such a step counts as
   applied, and is recorded here the next time the file is migrated.
 
-Works on DuckDB and sqlite3 connections (``?`` parameters, ``TEXT`` columns); a later
-backend (psycopg) needs only its own ``_Dialect``.
+Works on DuckDB and sqlite3 connections (``?`` parameters, ``TEXT`` columns) and on
+Postgres through ``mir.storage.postgres`` (a psycopg connection wrapped to take ``?``;
+each step's transaction there also takes a transaction-scoped advisory lock, so two
+hosts migrating one database apply each step once, one after the other).
 """
 
 from __future__ import annotations
@@ -63,9 +65,17 @@ class UnknownMigrationError(MirUserError):
 class _Dialect:
     begin: str
     table_exists: str  # one ``?``: the table's name
+    lock: str | None = None  # run right after ``begin``: serialises migrating processes
 
     @staticmethod
     def of(con: Any) -> _Dialect:
+        if getattr(con, "dialect", None) == "postgres":
+            return _Dialect(
+                "BEGIN",
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
+                "AND table_schema = current_schema()",
+                "SELECT pg_advisory_xact_lock(hashtext('mir-migrations'))",
+            )
         if isinstance(con, sqlite3.Connection):
             return _Dialect(
                 "BEGIN IMMEDIATE",
@@ -157,7 +167,7 @@ def migrate(
 
 def _create_table(con: Any, dialect: _Dialect) -> None:
     try:
-        con.execute(dialect.begin)
+        _begin(con, dialect)
         con.execute(
             f"CREATE TABLE IF NOT EXISTS {TABLE} (scope TEXT NOT NULL, name TEXT NOT NULL, "
             "applied_at TEXT NOT NULL, PRIMARY KEY (scope, name))"
@@ -180,7 +190,7 @@ def _apply(con: Any, dialect: _Dialect, scope: str, step: Migration, legacy_at: 
     """One step and its record in one transaction; False when it was already recorded
     (by an older runner, or by another process that got there first)."""
     try:
-        con.execute(dialect.begin)
+        _begin(con, dialect)
         if _is_recorded(con, scope, step.name):
             con.execute("COMMIT")
             return False
@@ -199,6 +209,12 @@ def _apply(con: Any, dialect: _Dialect, scope: str, step: Migration, legacy_at: 
             return False
         raise
     return legacy_at is None
+
+
+def _begin(con: Any, dialect: _Dialect) -> None:
+    con.execute(dialect.begin)
+    if dialect.lock is not None:
+        con.execute(dialect.lock)
 
 
 def _rollback(con: Any) -> None:
