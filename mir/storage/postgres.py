@@ -130,6 +130,14 @@ class FleetStore:
                 cls._shared[key] = store
             return store
 
+    @classmethod
+    def configured(cls, settings: StoreSettings | None) -> FleetStore | None:
+        """The shared store the settings (or ``$MIR_STORE_URL``) name; None in local
+        mode. Every capability opens the fleet store this way:
+        ``FleetStore.configured(project.section("store", StoreSettings))``."""
+        url = fleet_url(settings)
+        return cls.shared(url, settings) if url is not None else None
+
     # -- connections ---------------------------------------------------------------
 
     def _open_pool(self) -> Any:

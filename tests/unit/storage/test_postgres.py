@@ -191,6 +191,10 @@ def test_the_environment_wins_and_a_bad_url_is_a_config_error(monkeypatch) -> No
     assert fleet_url(StoreSettings(url="postgresql://a/b")) == "postgresql://a/b"
     monkeypatch.setenv("MIR_STORE_URL", "postgresql://env/db")
     assert fleet_url(StoreSettings(url="postgresql://a/b")) == "postgresql://env/db"
+    assert FleetStore.configured(None) is FleetStore.shared("postgresql://env/db")
+    monkeypatch.delenv("MIR_STORE_URL")
+    assert FleetStore.configured(StoreSettings()) is None
+    monkeypatch.setenv("MIR_STORE_URL", "postgresql://env/db")
     monkeypatch.setenv("MIR_STORE_URL", "mysql://u:pw@h/db")
     with pytest.raises(ConfigError, match=r"MIR_STORE_URL is not a Postgres URL") as caught:
         fleet_url(None)
