@@ -48,6 +48,17 @@ def test_ten_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, llam
         one = agent.decide(TICKET)
         single_s = time.monotonic() - started
         assert "shed" not in one.reasons, one
+        scheduler = REMOTE_SCHEDULERS.peek(llama_server, f"openai/{SERVER_ALIAS}")
+        assert scheduler is not None
+        inside: list[int] = []  # calls running or queued, each time one is admitted
+        admit = scheduler._acquire
+
+        def counted(priority: int, deadline_at: float | None) -> int:
+            ticket = admit(priority, deadline_at)
+            inside.append(len(scheduler._inside))
+            return ticket
+
+        scheduler._acquire = counted  # type: ignore[method-assign]
         # A deadline one call meets with room to spare, far less than ten calls in a row.
         # At least 1 s: ten decisions' own Python work (rules, traces) shares one GIL, and
         # on a loaded 2-core CI machine that alone took ~0.4 s (a 0.3 s floor failed there).
@@ -68,8 +79,11 @@ def test_ten_concurrent_decisions_meet_their_deadline_or_are_shed(tmp_path, llam
     ]
     assert late == [], (deadline_s, late)
     shed = [r for r in records if "shed" in r.reasons]
-    # one call runs and two wait: at least seven are shed
-    assert len(shed) >= 10 - 1 - 2, (deadline_s, [r.reasons for r in records])
+    # One call runs and two wait: never more than three in at once. How many are shed
+    # depends on when each thread arrives (on a loaded machine a late one can find the
+    # queue drained and is rightly admitted), so the bound is on what is inside at once.
+    assert inside and max(inside) <= 1 + 2, (inside, [r.reasons for r in records])
+    assert shed, [r.reasons for r in records]  # ten at once into room for three
     for record in shed:
         assert record.provider == "rules", record
         infer = [e for e in store.flow(record.flow_id) if e.step == "infer"]
