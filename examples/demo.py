@@ -41,6 +41,7 @@ MIR = Path(sys.executable).parent / "mir"
 EXAMPLE = Path(__file__).resolve().parent / "support_desk"
 TICKETS = ["damaged_mug", "changed_mind", "blender_broken", "laptop_not_delivered"]
 HEARTBEAT_S = 15.0
+_OUTPUT = threading.Lock()  # one line at a time: a heartbeat never splits a child's line
 PROMPT_EDIT = "responses/eval-prompt-edit.jsonl"
 RULE_LIMIT = '{field: decision.amount, op: ">", value: 100}'
 
@@ -74,7 +75,7 @@ def mir(*args: str, cwd: Path, show: bool = True) -> subprocess.CompletedProcess
             process.wait(timeout=HEARTBEAT_S)
             break
         except subprocess.TimeoutExpired:
-            print(f"  ... still running ({time.monotonic() - started:.0f} s)", flush=True)
+            _say(f"  ... still running ({time.monotonic() - started:.0f} s)\n", sys.stdout)
     for reader in readers:
         reader.join()
     elapsed = time.monotonic() - started
@@ -91,8 +92,14 @@ def _pump(stream: IO[str] | None, into: list[str], echo: IO[str] | None) -> None
     for line in stream:
         into.append(line)
         if echo is not None:
-            echo.write(line)
-            echo.flush()
+            _say(line, echo)
+
+
+def _say(line: str, to: IO[str]) -> None:
+    """Write one whole line under the output lock (``print`` writes the end separately)."""
+    with _OUTPUT:
+        to.write(line)
+        to.flush()
 
 
 def scaffold(workdir: Path) -> None:
