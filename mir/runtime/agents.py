@@ -20,9 +20,11 @@ from mir.contracts import AgentContract, field_line
 from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.reviewers import declared_roles
-from mir.runtime.agent_states import AgentStateFile, current_user
+from mir.runtime.agent_states import current_user
 from mir.runtime.naming import agent_name, load_agent_contract
 from mir.runtime.review_checks import UNKNOWN, review_problems, roster_problems
+from mir.runtime.stores import project_states
+from mir.storage import AgentStateStore
 from mir.traces import TraceStore
 
 
@@ -46,8 +48,8 @@ class _Contracts:
     broken: dict[str, tuple[Path, str]]  # name from the path -> (path, one-line reason)
 
 
-def _states(project: Project) -> AgentStateFile:
-    return AgentStateFile(project.state_dir / "agents.json")
+def _states(project: Project) -> AgentStateStore:
+    return project_states(project)
 
 
 def _contracts(project: Project) -> _Contracts:

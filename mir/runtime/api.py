@@ -18,7 +18,6 @@ from mir.inference import ResponseCache
 from mir.models import RouteResolver, check_routes, read_registry
 from mir.project import Project, find_project
 from mir.reviewers import SigningKey, load_signing_key
-from mir.runtime.agent_states import AgentStateFile
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
 from mir.runtime.hot_swap import follow_registry
@@ -32,8 +31,9 @@ from mir.runtime.providers import (
     _Providers,
 )
 from mir.runtime.records import DecisionRecord
-from mir.runtime.resuming import corrections, project_ledger, resume
+from mir.runtime.resuming import corrections, resume
 from mir.runtime.review_alerts import pending_announcer
+from mir.runtime.stores import project_ledger, project_states
 from mir.traces import TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
@@ -110,7 +110,7 @@ def load_agent(
     deps = RuntimeDeps(
         traces=sink,
         ledger=NoLedger() if evaluating else project_ledger(proj, sink),
-        states=_NeverSuspended() if evaluating else AgentStateFile(proj.state_dir / "agents.json"),
+        states=_NeverSuspended() if evaluating else project_states(proj),
         providers=_Providers(
             proj,
             provider,

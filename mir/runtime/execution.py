@@ -27,6 +27,7 @@ from mir.runtime.ports import AgentParts, RuntimeDeps
 from mir.runtime.recorder import FlowRecorder, jsonable
 from mir.runtime.records import DecisionRecord, FlowStatus, ReasonCode
 from mir.runtime.snapshot import sha256_hex, state_hash
+from mir.storage import StoreUnavailable
 
 EXECUTE_STEP = "execute"
 
@@ -281,7 +282,13 @@ class Tail:
             "action": action,
             "by": self.by,
         }
-        if not self.deps.ledger.claim(key, info):
+        try:
+            won = self.deps.ledger.claim(key, info)
+        except StoreUnavailable as exc:  # fail closed: not claimed, so never executed
+            code = ReasonCode.STORE_UNAVAILABLE
+            self.rec.emit("execute", reasons=[code], data={"key": key, "error": str(exc)})
+            return self.finish("aborted", [*reasons, code], decision)
+        if not won:
             outcome = self.deps.ledger.outcome(key)
             code = (
                 ReasonCode.ALREADY_EXECUTED

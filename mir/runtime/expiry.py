@@ -32,8 +32,9 @@ from mir.project import Project, find_project
 from mir.runtime.ports import ExecutionLedger, TraceSink
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
-from mir.runtime.resuming import flow_lock, project_ledger
+from mir.runtime.resuming import flow_lock
 from mir.runtime.review import StoredFlow, read_flow
+from mir.runtime.stores import project_ledger
 from mir.traces import TraceEvent, TraceStore
 
 EXPIRED_BY = "expiry"  # the holder name a reviewer who loses the race is told

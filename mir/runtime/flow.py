@@ -23,6 +23,7 @@ from mir.runtime.records import DecisionRecord, ReasonCode
 from mir.runtime.routing import cascade_reason, needs_review, vote
 from mir.runtime.rules import matching_rule, rule_decision
 from mir.runtime.snapshot import ContextSnapshot, thaw
+from mir.storage import StoreUnavailable
 
 
 class DecisionFlow:
@@ -77,7 +78,12 @@ class DecisionFlow:
     def _decide(self, tail: Tail, snap: ContextSnapshot) -> DecisionRecord:
         contract = self.parts.contract
         rec = tail.rec
-        if self.deps.states.is_suspended(self.parts.name):
+        try:
+            suspended = self.deps.states.is_suspended(self.parts.name)
+        except StoreUnavailable as exc:  # fail closed: no model asked, nothing executed
+            rec.emit("validate", reasons=[ReasonCode.STORE_UNAVAILABLE], data={"error": str(exc)})
+            return tail.finish("aborted", [ReasonCode.STORE_UNAVAILABLE])
+        if suspended:
             # A suspended agent's model is not even asked: its output would be refused.
             rec.emit("validate", reasons=[ReasonCode.AGENT_SUSPENDED], data={"model_called": False})
             return self._fallback(tail, snap, [ReasonCode.AGENT_SUSPENDED])

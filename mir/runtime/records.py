@@ -57,6 +57,8 @@ class ReasonCode(StrEnum):
     SHED = "shed"
     # a model file whose sha256 is not the registry's (refused before load)
     MODEL_INTEGRITY = "model_integrity"
+    # the fleet store (Postgres) could not be reached: failed closed, nothing executed
+    STORE_UNAVAILABLE = "store_unavailable"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(

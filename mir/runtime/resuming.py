@@ -23,7 +23,7 @@ from typing import Any
 from mir.errors import UsageError
 from mir.project import Project
 from mir.reviewers import SigningKey, has_roster, load_reviewers, sign_review
-from mir.runtime.agent_states import AgentStateFile, current_user
+from mir.runtime.agent_states import current_user
 from mir.runtime.approvals import (
     check_reviewer,
     counted_approvals,
@@ -34,33 +34,21 @@ from mir.runtime.approvals import (
 )
 from mir.runtime.execution import Tail
 from mir.runtime.integrity import Circumstances
-from mir.runtime.ledger import SqliteExecutionLedger
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
 from mir.runtime.providers import _Providers
 from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
 from mir.runtime.review import StoredFlow, read_flow, resume_flow
+from mir.runtime.stores import project_ledger, project_states
 from mir.storage import file_lock
-from mir.traces import TraceSettings, TraceStore
+from mir.traces import TraceStore
 
 LOCK_WAIT_S = 120.0
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def project_ledger(project: Project, traces: TraceSink) -> SqliteExecutionLedger:
-    """The project's one ledger file; an older ``executions/`` folder is migrated into it."""
-    fsync = project.section("traces", TraceSettings).fsync
-    return SqliteExecutionLedger(
-        project.state_dir / "executions.db",
-        fsync=fsync,
-        # results and errors are redacted like trace events (a fake sink has no redactor)
-        redact=getattr(traces, "redact", None),
-        legacy=project.state_dir / "executions",
-    )
 
 
 def corrections(sets: Sequence[str] = (), patch: str | None = None) -> dict[str, Any] | None:
@@ -146,7 +134,7 @@ def resume(
             deps = RuntimeDeps(
                 traces=store,
                 ledger=ledger,
-                states=AgentStateFile(project.state_dir / "agents.json"),
+                states=project_states(project),
                 providers=_Providers(project, None, None),
                 clock=_now,
                 # a replayed flow stays a replay when approved: its final says so too
