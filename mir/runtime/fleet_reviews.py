@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -70,6 +71,13 @@ class PublishedFlow:
 def fleet_of(project: Project) -> FleetStore | None:
     """The project's fleet store with the review tables migrated; None in local mode."""
     fleet = FleetStore.configured(project.section("store", StoreSettings))
+    if fleet is not None:
+        # the pool logs each failed connection attempt on stderr; the one-line
+        # StoreUnavailable says it once (and --debug shows the cause)
+        pool_log = logging.getLogger("psycopg.pool")
+        if not pool_log.handlers:
+            pool_log.addHandler(logging.NullHandler())
+            pool_log.propagate = False
     if fleet is not None:
         fleet.migrate(SCOPE, MIGRATIONS)
     return fleet

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -127,4 +128,31 @@ def test_a_published_flow_edited_in_the_store_is_refused(pg_url, hosts):
     assert executed(b) == [] and executed(a) == []
     # A still holds the flow untouched: it can approve it
     assert _mir(pg_url, a, "approve", flow_id, "--by", "ana").returncode == 0
+    assert len(executed(a)) == 1
+
+
+def test_expire_on_b_closes_a_flow_paused_on_a(pg_url, hosts):
+    a, b = hosts
+    contract = a / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(contract.read_text().replace("ttl_seconds: 300", "ttl_seconds: 1"))
+    flow_id = _pause(pg_url, a)
+    time.sleep(1.2)
+    expired = _mir(pg_url, b, "review", "expire", "--json")
+    assert expired.returncode == 0, expired.stderr
+    assert json.loads(expired.stdout) == {"expired": [flow_id], "pending": 0}
+    late = _mir(pg_url, a, "approve", flow_id, "--by", "ana")
+    assert late.returncode == 1 and "already expired" in late.stderr
+    assert executed(a) == [] and executed(b) == []
+
+
+def test_an_unreachable_store_refuses_the_review_in_one_line(pg_url, hosts):
+    a, _ = hosts
+    flow_id = _pause(pg_url, a)
+    down = "postgresql://postgres@/mir?host=/tmp/no-such-mir-postgres"
+    refused = _mir(down, a, "approve", flow_id, "--by", "ana")
+    assert refused.returncode == 2, refused.stderr
+    assert "fleet store is unreachable" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2  # the line and its hint
+    assert executed(a) == []
+    assert _mir(pg_url, a, "approve", flow_id, "--by", "ana").returncode == 0  # back: it runs
     assert len(executed(a)) == 1
