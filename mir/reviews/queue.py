@@ -103,6 +103,15 @@ def pending_page(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
         )
     proj = _project(project_root)
+    from mir.runtime import fleet_of
+
+    if (fleet := fleet_of(proj)) is not None:
+        from mir.reviews.fleet_queue import fleet_page
+
+        return fleet_page(
+            fleet, proj, offset=offset, limit=limit, agent=agent, now=now,
+            expire_at_most=expire_at_most, flow_id=flow_id,
+        )  # fmt: skip
     when = now or datetime.now(UTC)
     store = TraceStore.for_project(proj)
     contract_of = RecordedContracts(proj.root).get

@@ -18,6 +18,13 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
     from mir.runtime.expiry import Expiry, expire_flows
+    from mir.runtime.fleet_reviews import (
+        PublishedFlow,
+        expire_in_fleet,
+        fleet_due,
+        fleet_of,
+        fleet_waiting,
+    )
     from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.review_audit import audit_reviews
@@ -26,6 +33,7 @@ if TYPE_CHECKING:
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
 # drift`) does not pay for it.
+_FLEET = frozenset({"PublishedFlow", "expire_in_fleet", "fleet_due", "fleet_of", "fleet_waiting"})
 _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
 
 
@@ -46,6 +54,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import expiry
 
         return getattr(expiry, name)
+    if name in _FLEET:
+        from mir.runtime import fleet_reviews
+
+        return getattr(fleet_reviews, name)
     if name in _API:
         from mir.runtime import api
 
@@ -60,6 +72,7 @@ __all__ = [
     "AgentStatus",
     "DecisionRecord",
     "Expiry",
+    "PublishedFlow",
     "ReasonCode",
     "Verification",
     "agent_cells",
@@ -67,6 +80,10 @@ __all__ = [
     "audit_reviews",
     "broken_line",
     "expire_flows",
+    "expire_in_fleet",
+    "fleet_due",
+    "fleet_of",
+    "fleet_waiting",
     "list_agents",
     "listed_agents",
     "load_agent",

@@ -20,6 +20,7 @@ from mir.project import Project, find_project
 from mir.reviewers import SigningKey, load_signing_key
 from mir.runtime.arguments import read_json_object
 from mir.runtime.execution import NoLedger
+from mir.runtime.fleet_reviews import fleet_announcer
 from mir.runtime.hot_swap import follow_registry
 from mir.runtime.loaded_agent import Agent
 from mir.runtime.loading import load_parts, resolve_contract
@@ -128,7 +129,11 @@ def load_agent(
         dry_run=evaluating,
         models=resolver,
         on_pending=(
-            None if evaluating else pending_announcer(proj, parts, getattr(sink, "redact", None))
+            None
+            if evaluating
+            else fleet_announcer(
+                proj, sink, pending_announcer(proj, parts, getattr(sink, "redact", None))
+            )
         ),
     )
     agent = Agent(parts, deps, owns_traces=owns, progress=progress)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from mir.runtime.approvals import (
     rule_from,
 )
 from mir.runtime.execution import Tail
+from mir.runtime.fleet_reviews import fleet_of, resume_in_fleet
 from mir.runtime.integrity import Circumstances
 from mir.runtime.loading import load_parts, resolve_contract
 from mir.runtime.ports import AgentParts, RuntimeDeps, TraceSink
@@ -41,7 +43,7 @@ from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, ReasonCode
 from mir.runtime.review import StoredFlow, read_flow, resume_flow
 from mir.runtime.stores import project_ledger, project_states
-from mir.storage import file_lock
+from mir.storage import ExecutionLedger, file_lock
 from mir.traces import TraceStore
 
 LOCK_WAIT_S = 120.0
@@ -114,41 +116,67 @@ def resume(
     store = traces if traces is not None else TraceStore.for_project(project)
     ledger = project_ledger(project, store)
     try:
-        flow_id = _flow_id(store, flow_id)
-        with flow_lock(project.state_dir, flow_id):
-            # Tamper evidence is what lets a later process act on a stored decision: the
-            # events are re-hashed against the chain and the manifest before anything runs.
-            events = store.flow(flow_id, verify=True)
-            source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
-            if source in ("eval", "shadow"):
-                who = "`mir eval`" if source == "eval" else "a shadow model version"
-                raise UsageError(
-                    f"flow {flow_id} was decided by {who}: its decision never executes",
-                    hint="run the agent for real with `mir run agent`",
-                )
-            stored = read_flow(flow_id, events)
-            stored_path = Path(stored.contract_path)
-            if not stored_path.is_absolute():
-                stored_path = project.root / stored_path
-            parts = load_parts(resolve_contract(str(stored_path), project), project.root)
-            deps = RuntimeDeps(
-                traces=store,
-                ledger=ledger,
-                states=project_states(project),
-                providers=_Providers(project, None, None),
-                clock=_now,
-                # a replayed flow stays a replay when approved: its final says so too
-                source="replay" if source == "replay" else "production",
-            )
-            return _review(
-                parts, deps, stored, verdict, project=project, by=by, reason=reason,
-                context=context, key=signing_key, correction=correction,
-                reload=lambda: store.flow(stored.flow_id, verify=True),
-            )  # fmt: skip
+        here = partial(
+            _resume_here, verdict=verdict, project=project, store=store, ledger=ledger, by=by,
+            reason=reason, context=context, signing_key=signing_key, correction=correction,
+        )  # fmt: skip
+        fleet = fleet_of(project)
+        if fleet is None:
+            return here(_flow_id(store, flow_id))
+        return resume_in_fleet(
+            fleet, flow_id, verdict, project=project, store=store, by=by or current_user(),
+            local_id=partial(_flow_id, store), decide=here,
+        )  # fmt: skip
     finally:
         ledger.close()
         if traces is None:
             store.close()  # type: ignore[attr-defined]
+
+
+def _resume_here(
+    flow_id: str,
+    *,
+    verdict: str,
+    project: Project,
+    store: Any,
+    ledger: ExecutionLedger,
+    by: str | None,
+    reason: str | None,
+    context: Mapping[str, Any] | None,
+    signing_key: SigningKey | None,
+    correction: dict[str, Any] | None,
+) -> DecisionRecord:
+    """The review of a flow held in this host's traces, under its local lock."""
+    with flow_lock(project.state_dir, flow_id):
+        # Tamper evidence is what lets a later process act on a stored decision: the
+        # events are re-hashed against the chain and the manifest before anything runs.
+        events = store.flow(flow_id, verify=True)
+        source = next((e.data.get("source") for e in events if e.step == "snapshot"), None)
+        if source in ("eval", "shadow"):
+            who = "`mir eval`" if source == "eval" else "a shadow model version"
+            raise UsageError(
+                f"flow {flow_id} was decided by {who}: its decision never executes",
+                hint="run the agent for real with `mir run agent`",
+            )
+        stored = read_flow(flow_id, events)
+        stored_path = Path(stored.contract_path)
+        if not stored_path.is_absolute():
+            stored_path = project.root / stored_path
+        parts = load_parts(resolve_contract(str(stored_path), project), project.root)
+        deps = RuntimeDeps(
+            traces=store,
+            ledger=ledger,
+            states=project_states(project),
+            providers=_Providers(project, None, None),
+            clock=_now,
+            # a replayed flow stays a replay when approved: its final says so too
+            source="replay" if source == "replay" else "production",
+        )
+        return _review(
+            parts, deps, stored, verdict, project=project, by=by, reason=reason,
+            context=context, key=signing_key, correction=correction,
+            reload=lambda: store.flow(stored.flow_id, verify=True),
+        )  # fmt: skip
 
 
 def _review(

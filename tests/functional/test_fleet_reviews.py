@@ -1,0 +1,158 @@
+"""Pending reviews across hosts: two project folders (two "hosts") on one Postgres,
+each ``mir`` a real subprocess with ``$MIR_STORE_URL``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MIR_EXE
+
+from .conftest import RUNTIME_PROJECT
+from .test_run_agent import GOOD, INPUT, executed, script
+
+pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+
+
+def _host(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    shutil.copytree(RUNTIME_PROJECT, root)
+    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+    return root
+
+
+def _env(url: str) -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "MIR_STORE_URL": url}
+
+
+def _mir(url: str, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MIR_EXE), *args], cwd=root, env=_env(url), capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _pause(url: str, root: Path) -> str:
+    name = script(root, {**GOOD, "confidence": 0.3})
+    done = _mir(
+        url, root, "run", "agent", "refunds.triage", "--input", INPUT,
+        "--provider", "scripted", "--responses", name, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["status"] == "pending_review"
+    return record["flow_id"]
+
+
+@pytest.fixture
+def hosts(tmp_path: Path) -> tuple[Path, Path]:
+    return _host(tmp_path, "a"), _host(tmp_path, "b")
+
+
+def test_paused_on_a_is_listed_and_approved_on_b_and_executes_once(pg_url, hosts):
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    listed = json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)
+    assert [i["flow_id"] for i in listed["items"]] == [flow_id]
+    assert listed["items"][0]["fields"]["amount"] == 40
+    approved = _mir(pg_url, b, "approve", flow_id, "--by", "ana", "--json")
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout)["status"] == "executed"
+    assert len(executed(b)) == 1 and executed(a) == []
+    # host A sees it decided: no longer waiting, and its own approve is refused
+    assert json.loads(_mir(pg_url, a, "review", "list", "--json").stdout)["total"] == 0
+    again = _mir(pg_url, a, "approve", flow_id, "--by", "bo")
+    assert again.returncode == 1, again.stderr
+    assert f"flow {flow_id} is already executed (by ana on " in again.stderr
+    assert "Traceback" not in again.stderr
+    assert len(executed(b)) == 1 and executed(a) == []
+    # B's own traces hold the whole flow and its outcome
+    shown = json.loads(_mir(pg_url, b, "traces", "show", flow_id, "--json").stdout)
+    assert shown[0]["step"] == "snapshot" and shown[-1]["status"] == "executed"
+
+
+def test_approve_on_a_racing_reject_on_b_has_one_outcome(pg_url, hosts):
+    a, b = hosts
+    for _ in range(10):
+        flow_id = _pause(pg_url, a)
+        before_a, before_b = len(executed(a)), len(executed(b))
+        racers = [
+            subprocess.Popen(
+                [str(MIR_EXE), verb, flow_id, "--by", who, "--json"],
+                cwd=root,
+                env=_env(pg_url),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for verb, who, root in (("approve", "ana", a), ("reject", "bo", b))
+        ]
+        outs = [(p.wait(timeout=120), *p.communicate()) for p in racers]
+        codes = [rc for rc, _, _ in outs]
+        assert sorted(codes) == [0, 1], outs
+        ran = len(executed(a)) - before_a + len(executed(b)) - before_b
+        approve_won = codes[0] == 0
+        if approve_won:
+            assert json.loads(outs[0][1])["status"] == "executed"
+            assert ran == 1
+            assert "already executed" in outs[1][2]
+        else:
+            assert json.loads(outs[1][1])["status"] == "rejected"
+            assert ran == 0
+            assert "already rejected" in outs[0][2]
+
+
+def test_a_published_flow_edited_in_the_store_is_refused(pg_url, hosts):
+    import psycopg
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        (events,) = con.execute(
+            "SELECT events FROM mir.review_pending WHERE flow_id = %s", (flow_id,)
+        ).fetchone()
+        route = next(e for e in events if e["status"] == "pending_review")
+        route["data"]["decision"]["amount"] = 79  # a bigger refund than proposed
+        con.execute(
+            "UPDATE mir.review_pending SET events = %s::jsonb WHERE flow_id = %s",
+            (json.dumps(events), flow_id),
+        )
+    refused = _mir(pg_url, b, "approve", flow_id, "--by", "ana")
+    assert refused.returncode == 2 and "do not match their digest" in refused.stderr
+    assert executed(b) == [] and executed(a) == []
+    # A still holds the flow untouched: it can approve it
+    assert _mir(pg_url, a, "approve", flow_id, "--by", "ana").returncode == 0
+    assert len(executed(a)) == 1
+
+
+def test_expire_on_b_closes_a_flow_paused_on_a(pg_url, hosts):
+    a, b = hosts
+    contract = a / "capabilities" / "refunds" / "agents" / "triage.yaml"
+    contract.write_text(contract.read_text().replace("ttl_seconds: 300", "ttl_seconds: 1"))
+    flow_id = _pause(pg_url, a)
+    time.sleep(1.2)
+    expired = _mir(pg_url, b, "review", "expire", "--json")
+    assert expired.returncode == 0, expired.stderr
+    assert json.loads(expired.stdout) == {"expired": [flow_id], "pending": 0}
+    late = _mir(pg_url, a, "approve", flow_id, "--by", "ana")
+    assert late.returncode == 1 and "already expired" in late.stderr
+    assert executed(a) == [] and executed(b) == []
+
+
+def test_an_unreachable_store_refuses_the_review_in_one_line(pg_url, hosts):
+    a, _ = hosts
+    flow_id = _pause(pg_url, a)
+    down = "postgresql://postgres@/mir?host=/tmp/no-such-mir-postgres"
+    refused = _mir(down, a, "approve", flow_id, "--by", "ana")
+    assert refused.returncode == 2, refused.stderr
+    assert "fleet store is unreachable" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2  # the line and its hint
+    assert executed(a) == []
+    assert _mir(pg_url, a, "approve", flow_id, "--by", "ana").returncode == 0  # back: it runs
+    assert len(executed(a)) == 1
