@@ -85,10 +85,8 @@ class PostgresExecutionLedger:
         with store.transaction() as con:
             if flow_id is not None:
                 by = str(info.get("by", "its run"))
-                if not self._insert_flow(con, str(flow_id), "executing", by, live):
-                    row = con.execute(
-                        f"{_FLOW} WHERE flow_id = %s FOR UPDATE", (flow_id,)
-                    ).fetchone()
+                row = self._hold_or_meet(con, str(flow_id), "executing", by, live)
+                if row is not None:
                     if row[5] != self._owner:
                         raise FlowAlreadyDecided.held_by(_holder(row[:9]))
                     con.execute(
@@ -135,9 +133,9 @@ class PostgresExecutionLedger:
         store = self._store()
         live = store.hold_liveness()
         with store.transaction() as con:
-            if self._insert_flow(con, flow_id, state, by, live):
+            row = self._hold_or_meet(con, flow_id, state, by, live)
+            if row is None:
                 return FlowClaim(won=True)
-            row = con.execute(f"{_FLOW} WHERE flow_id = %s FOR UPDATE", (flow_id,)).fetchone()
             holder = _holder(row[:9])
             if row[5] == self._owner:
                 con.execute("UPDATE flows SET state = %s WHERE flow_id = %s", (state, flow_id))
@@ -166,6 +164,20 @@ class PostgresExecutionLedger:
                 "DELETE FROM flows WHERE flow_id = %s AND owner = %s AND final IS NULL",
                 (flow_id, self._owner),
             )
+
+    def _hold_or_meet(self, con: Any, flow_id: str, state: str, by: str, live: str) -> Any:
+        """Hold the flow (None), or the row of whoever holds it, locked ``FOR UPDATE``.
+
+        The row met can vanish between the two statements: a takeover deleted and
+        re-inserted it while this transaction waited on its lock, and ``FOR UPDATE``
+        then finds nothing in this statement's snapshot. Trying again sees the new row
+        (or inserts, if the taker released it)."""
+        while True:
+            if self._insert_flow(con, flow_id, state, by, live):
+                return None
+            row = con.execute(f"{_FLOW} WHERE flow_id = %s FOR UPDATE", (flow_id,)).fetchone()
+            if row is not None:
+                return row
 
     def _insert_flow(self, con: Any, flow_id: str, state: str, by: str, live: str) -> bool:
         """Hold the flow if nobody does; False when a row is there already."""

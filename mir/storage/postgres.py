@@ -159,7 +159,7 @@ class FleetStore:
                 self._pool = pool
                 try:
                     with self._guard(), pool.connection() as con:
-                        con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                        _create_schema(con)
                 except BaseException:
                     self._pool = None
                     pool.close()
@@ -260,6 +260,20 @@ class _Qmark:
         if params is None:
             return self._con.execute(sql)
         return self._con.execute(sql.replace("?", "%s"), params)
+
+
+def _create_schema(con: Any) -> None:
+    """``CREATE SCHEMA IF NOT EXISTS`` is not safe against itself: two processes racing
+    on a fresh database can both miss the schema, and the loser gets a unique violation
+    on ``pg_namespace``. A schema that exists afterwards is a race lost, not an error."""
+    import psycopg
+
+    try:
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+    except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema):
+        row = con.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,))
+        if row.fetchone() is None:
+            raise
 
 
 def _lock_key(owner: str) -> int:
