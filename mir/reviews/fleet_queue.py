@@ -15,7 +15,7 @@ from typing import Any
 from mir.contracts import RecordedContracts
 from mir.project import Project
 from mir.reviews.domain import PendingPage
-from mir.reviews.queue import _pending, _Row
+from mir.reviews.pending import PendingRow, pending_flow
 from mir.runtime import PublishedFlow, expire_in_fleet, fleet_due, fleet_waiting
 from mir.storage import FleetStore
 from mir.traces import TraceStore
@@ -79,5 +79,5 @@ def _item(flow: PublishedFlow, contract_of: Any, now: datetime) -> Any:
         elif step == "review" and data.get("verdict") == "approve" and data.get("by"):
             found["approved_by"].append(str(data["by"]))
     created = flow.created_at if flow.created_at.tzinfo else flow.created_at.replace(tzinfo=UTC)
-    row = _Row(flow.flow_id, flow.agent, int(created.timestamp() * 1e6), flow.ttl_s)
-    return _pending(row, found, contract_of, now)
+    row = PendingRow(flow.flow_id, flow.agent, int(created.timestamp() * 1e6), flow.ttl_s)
+    return pending_flow(row, found, contract_of, now)

@@ -13,9 +13,8 @@ decision nobody may approve any more.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +25,8 @@ from mir.reviews.domain import (
     PendingFlow,
     PendingPage,
     json_object,
-    key_fields,
-    number,
-    waits_for,
 )
+from mir.reviews.pending import PendingRow, pending_flow
 from mir.reviews.reminders import due_reminders
 from mir.reviews.reminders import send as send_reminders
 from mir.traces import TraceStore, resolve_agent
@@ -70,14 +67,6 @@ WHERE coalesce(j[2] ->> '$', 'production') NOT IN ('eval', 'shadow')
 _DUE = "ttl_s IS NOT NULL AND created_us IS NOT NULL AND created_us + ttl_s * 1e6 <= $now"
 _NOT_DUE = f"NOT coalesce({_DUE}, false)"
 _ROW = "flow_id, agent, created_us, ttl_s"
-
-
-@dataclass(frozen=True)
-class _Row:
-    flow_id: str
-    agent: str
-    created_us: int | None
-    ttl_s: float | None
 
 
 def pending_page(
@@ -154,15 +143,15 @@ def pending_page(
 def _describe(
     con: duckdb.DuckDBPyConnection,
     events: EventsSql,
-    rows: list[_Row],
+    rows: list[PendingRow],
     contract_of: Callable[[str], AgentContract | None],
     now: datetime,
 ) -> list[PendingFlow]:
     details = _details(con, events, [r.flow_id for r in rows])
-    return [_pending(row, details.get(row.flow_id, {}), contract_of, now) for row in rows]
+    return [pending_flow(row, details.get(row.flow_id, {}), contract_of, now) for row in rows]
 
 
-def _rows(con: duckdb.DuckDBPyConnection, flow_ids: list[str]) -> list[_Row]:
+def _rows(con: duckdb.DuckDBPyConnection, flow_ids: list[str]) -> list[PendingRow]:
     if not flow_ids:
         return []
     found = con.execute(
@@ -170,7 +159,7 @@ def _rows(con: duckdb.DuckDBPyConnection, flow_ids: list[str]) -> list[_Row]:
         "ORDER BY created_us NULLS LAST, flow_id",
         {"ids": flow_ids},
     ).fetchall()
-    return [_Row(*row) for row in found]
+    return [PendingRow(*row) for row in found]
 
 
 def _read_queue(
@@ -181,7 +170,7 @@ def _read_queue(
     offset: int,
     limit: int,
     flow_id: str | None = None,
-) -> tuple[list[str], int, list[_Row]]:
+) -> tuple[list[str], int, list[PendingRow]]:
     scope, params = "true", {}
     if agent is not None:
         scope, params = "agent = $agent", {"agent": agent}
@@ -207,7 +196,7 @@ def _read_queue(
         "ORDER BY created_us NULLS LAST, flow_id LIMIT $limit OFFSET $offset",
         {**now_us, "limit": limit, "offset": offset},
     ).fetchall()
-    return due, int(total[0]) if total else 0, [_Row(*row) for row in page]
+    return due, int(total[0]) if total else 0, [PendingRow(*row) for row in page]
 
 
 def _details(
@@ -233,53 +222,6 @@ def _details(
         elif step == "review" and data.get("verdict") == "approve" and data.get("by"):
             flow["approved_by"].append(str(data["by"]))
     return found
-
-
-def _pending(
-    row: _Row,
-    found: Mapping[str, Any],
-    contract_of: Callable[[str], AgentContract | None],
-    now: datetime,
-) -> PendingFlow:
-    snap = found.get("snapshot", {})
-    route = found.get("route", {})
-    decision = route.get("decision") if isinstance(route.get("decision"), dict) else {}
-    contract = contract_of(str(snap.get("contract", "")))
-    spec = contract.decision if contract is not None else None
-    action_field = spec.action_field if spec is not None else "action"
-    confidence_field = spec.confidence_field if spec is not None else "confidence"
-    action = decision.get(action_field)
-    action = action if isinstance(action, str) else None
-    spec_action = contract.actions.get(action) if contract is not None and action else None
-    created = (
-        datetime.fromtimestamp(row.created_us / 1e6, UTC) if row.created_us is not None else now
-    )
-    expires = created + timedelta(seconds=row.ttl_s) if row.ttl_s is not None else None
-    return PendingFlow(
-        flow_id=row.flow_id,
-        agent=row.agent,
-        action=action,
-        fields=key_fields(decision, action_field, confidence_field),
-        reasons=_strings(route.get("reasons")),
-        confidence=number(decision.get(confidence_field)),
-        created_at=created,
-        age_s=max(0.0, (now - created).total_seconds()),
-        ttl_s=row.ttl_s,
-        expires_at=expires,
-        waits_for=waits_for(getattr(spec_action, "approvals", None), found.get("approved_by", [])),
-        input=_mapping(snap.get("input")),
-        context=_mapping(snap.get("context")),
-        decision=dict(decision),
-        requested_by=str(snap["requested_by"]) if snap.get("requested_by") else None,
-    )
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
 
 
 def _project(root: str | Path | Project | None) -> Project:
