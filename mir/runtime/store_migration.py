@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -134,7 +134,7 @@ def store_status(project: str | Path | None = None) -> StoreStatus:
     }
     steps = {scope: store.pending(scope, s) for scope, s in scopes.items()}
     with store.connection() as con:
-        exists = {t for t in _TABLES if con.execute("SELECT to_regclass(%s)", (t,)).fetchone()[0]}
+        exists = _existing(con, _TABLES)
         counts = {
             name: con.execute(sql).fetchone()[0]
             for name, (tables, sql) in _COUNTS.items()
@@ -179,16 +179,12 @@ def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -
         held=sum(1 for r in local.flows if r[2] is None and r[1] not in _DONE),
     )
     quiet_pool_log()
-    with _tables(store, dry_run) as con:
-        if con is not None:
-            from mir.runtime.ledger_pg import MIGRATED
+    with _tables(store, dry_run) as (con, there):
+        from mir.runtime.ledger_pg import MIGRATED
 
-            _copy(con, "flows", _FLOWS, local.flows, report.flows, dry_run, MIGRATED)
-            _copy(con, "executions", _EXECUTIONS, local.executions, report.executions, dry_run)
-            _copy_agents(con, local.agents, report, dry_run)
-        else:  # a dry run on a fleet store no decision has used yet: it is empty
-            report.flows.copied, report.executions.copied = len(local.flows), len(local.executions)
-            report.agent_states.copied = len(local.agents)
+        _copy(con, "flows", _FLOWS, local.flows, report.flows, there, MIGRATED)
+        _copy(con, "executions", _EXECUTIONS, local.executions, report.executions, there)
+        _copy_agents(con, local.agents, report, there)
     if not dry_run and local.files:
         marker = {
             "url": store.display_url,
@@ -200,23 +196,20 @@ def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -
 
 
 @contextmanager
-def _tables(store: FleetStore, dry_run: bool) -> Iterator[Any]:
-    """One transaction on the fleet's tables (created first, unless a dry run); a dry run
-    is rolled back, and gets None when the tables do not exist yet."""
+def _tables(store: FleetStore, dry_run: bool) -> Iterator[tuple[Any, set[str] | None]]:
+    """One transaction on the fleet's tables, and which exist (None: all, created first,
+    written to). A dry run creates none and is rolled back."""
     from mir.runtime import agent_states_pg, ledger_pg
 
     if not dry_run:
         store.migrate("ledger", ledger_pg.MIGRATIONS)
         store.migrate("agent_states", agent_states_pg.MIGRATIONS)
-    elif store.pending("ledger", ledger_pg.MIGRATIONS) or store.pending(
-        "agent_states", agent_states_pg.MIGRATIONS
-    ):
-        yield None
-        return
-    with store.connection() as con:
-        transaction = con.transaction(force_rollback=dry_run)
-        with transaction:
-            yield con
+    with store.connection() as con, con.transaction(force_rollback=dry_run):
+        yield con, _existing(con, ("flows", "executions", "agent_states")) if dry_run else None
+
+
+def _existing(con: Any, tables: Iterable[str]) -> set[str]:
+    return {t for t in tables if con.execute("SELECT to_regclass(%s)", (t,)).fetchone()[0]}
 
 
 def _copy(
@@ -225,65 +218,70 @@ def _copy(
     columns: Sequence[tuple[str, str]],
     rows: list[Row],
     tally: TableCopy,
-    dry_run: bool,
+    there: set[str] | None,
     live: str | None = None,
 ) -> None:
-    """Insert ``rows`` Postgres lacks (``live``: the flows' liveness token), then sort
-    every row out against what Postgres holds."""
+    """Insert the ``rows`` Postgres lacks (``live``: the flows' liveness token), then
+    sort every row out against Postgres's (``there``: a dry run's existing tables)."""
     names = ", ".join(name for name, _ in columns)
     key = columns[0][0]
-    extra = ", live" if live is not None else ""
     arrays = ", ".join(f"%s::{kind}[]" for _, kind in columns)
+    extra, constant = (", live", ", %s::text") if live is not None else ("", "")
     for start in range(0, len(rows), BATCH):
         batch = sorted(rows[start : start + BATCH], key=lambda r: r[0])
-        keys = [row[0] for row in batch]
         inserted: set[str] = set()
-        if not dry_run:
+        if there is None:
             values = [list(col) for col in zip(*batch, strict=True)]
-            select = f"SELECT *{', %s::text' if live is not None else ''} FROM unnest({arrays})"
-            params = [live, *values] if live is not None else values
-            found = con.execute(
-                f"INSERT INTO {table} ({names}{extra}) {select} "
+            cursor = con.execute(
+                f"INSERT INTO {table} ({names}{extra}) SELECT *{constant} FROM unnest({arrays}) "
                 f"ON CONFLICT DO NOTHING RETURNING {key}",
-                params,
+                [live, *values] if live is not None else values,
             )
-            inserted = {r[0] for r in found.fetchall()}
-        there = con.execute(f"SELECT {names} FROM {table} WHERE {key} = ANY(%s)", (keys,))
-        fleet_rows = {r[0]: r for r in there.fetchall()}
+            inserted = {r[0] for r in cursor.fetchall()}
+        fleet_rows: dict[str, Row] = {}
+        if there is None or table in there:
+            found = con.execute(
+                f"SELECT {names} FROM {table} WHERE {key} = ANY(%s)", ([r[0] for r in batch],)
+            )
+            fleet_rows = {r[0]: r for r in found.fetchall()}
         for row in batch:
             verdict = "copy" if row[0] in inserted else row_verdict(row, fleet_rows.get(row[0]))
             tally.count(verdict, row[0])
 
 
 def _copy_agents(
-    con: Any, agents: dict[str, dict[str, Any]], report: StoreMigration, dry_run: bool
+    con: Any, agents: dict[str, dict[str, Any]], report: StoreMigration, there: set[str] | None
 ) -> None:
+    """Each agent's state: inserted when the fleet has none; else sorted out, the safer
+    state written where it wins (``agent_verdict``)."""
     fields = ("state", "reason", "by", "at")
     for agent, entry in sorted(agents.items()):
-        values = (agent, *(entry[f] for f in fields))
-        if not dry_run:
+        values = (*(entry[f] for f in fields), agent)
+        if there is None:
             cursor = con.execute(
-                "INSERT INTO agent_states (agent, state, reason, by, at) "
+                "INSERT INTO agent_states (state, reason, by, at, agent) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 values,
             )
             if cursor.rowcount == 1:
                 report.agent_states.count("copy", agent)
                 continue
-        row = con.execute(
-            f"SELECT {', '.join(fields)} FROM agent_states WHERE agent = %s"
-            f"{'' if dry_run else ' FOR UPDATE'}",
-            (agent,),
-        ).fetchone()
+        row = None
+        if there is None or "agent_states" in there:
+            row = con.execute(
+                f"SELECT {', '.join(fields)} FROM agent_states WHERE agent = %s"
+                + (" FOR UPDATE" if there is None else ""),
+                (agent,),
+            ).fetchone()
         verdict = agent_verdict(entry, dict(zip(fields, row, strict=True)) if row else None)
         report.agent_states.count(verdict, agent)
         if verdict == "suspend":
             report.suspended.append(agent)
-            if not dry_run:
+            if there is None:
                 con.execute(
-                    "UPDATE agent_states SET state = %s, reason = %s, by = %s, "
-                    "at = %s WHERE agent = %s",
-                    (*values[1:], agent),
+                    "UPDATE agent_states SET state = %s, reason = %s, by = %s, at = %s "
+                    "WHERE agent = %s",
+                    values,
                 )
 
 
