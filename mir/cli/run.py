@@ -165,11 +165,12 @@ def register(app: typer.Typer) -> None:
             as_json,
         )
 
-    # `mir agents` belongs to the same capability; registered here so the app shell's
-    # module list stays as it is.
-    from mir.cli import agents
+    # `mir agents` and `mir store` belong to the same capability; registered here so the
+    # app shell's module list stays as it is.
+    from mir.cli import agents, store
 
     agents.register(app)
+    store.register(app)
 
 
 def render_record(record: DecisionRecord, as_json: bool) -> None:

@@ -28,12 +28,15 @@ if TYPE_CHECKING:
     from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.review_audit import audit_reviews
+    from mir.runtime.store_copy import StoreMigration, StoreStatus
+    from mir.runtime.store_migration import migrate_store, store_status
     from mir.runtime.trace_audit import Verification, verify_project
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
 # drift`) does not pay for it.
 _FLEET = frozenset({"PublishedFlow", "expire_in_fleet", "fleet_due", "fleet_of", "fleet_waiting"})
+_STORE = frozenset({"StoreMigration", "StoreStatus", "migrate_store", "store_status"})
 _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
 
 
@@ -54,6 +57,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import expiry
 
         return getattr(expiry, name)
+    if name in _STORE:
+        from mir.runtime import store_migration
+
+        return getattr(store_migration, name)
     if name in _FLEET:
         from mir.runtime import fleet_reviews
 
@@ -74,6 +81,8 @@ __all__ = [
     "Expiry",
     "PublishedFlow",
     "ReasonCode",
+    "StoreMigration",
+    "StoreStatus",
     "Verification",
     "agent_cells",
     "approve",
@@ -87,6 +96,7 @@ __all__ = [
     "list_agents",
     "listed_agents",
     "load_agent",
+    "migrate_store",
     "preview_prompt",
     "prompt_json",
     "record_json",
@@ -96,6 +106,7 @@ __all__ = [
     "review_flow",
     "run_agent",
     "short_time",
+    "store_status",
     "suspend_agent",
     "unchanged_line",
     "verify_project",

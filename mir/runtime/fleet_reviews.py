@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,7 +33,7 @@ from mir.errors import UsageError
 from mir.project import Project
 from mir.runtime.ports import FlowAlreadyDecided
 from mir.runtime.records import DecisionRecord
-from mir.storage import FleetStore, Migration, StoreSettings
+from mir.storage import FleetStore, Migration, StoreSettings, quiet_pool_log
 from mir.traces import TraceEvent
 
 SCOPE = "reviews"
@@ -72,13 +71,7 @@ def fleet_of(project: Project) -> FleetStore | None:
     """The project's fleet store with the review tables migrated; None in local mode."""
     fleet = FleetStore.configured(project.section("store", StoreSettings))
     if fleet is not None:
-        # the pool logs each failed connection attempt on stderr; the one-line
-        # StoreUnavailable says it once (and --debug shows the cause)
-        pool_log = logging.getLogger("psycopg.pool")
-        if not pool_log.handlers:
-            pool_log.addHandler(logging.NullHandler())
-            pool_log.propagate = False
-    if fleet is not None:
+        quiet_pool_log()
         fleet.migrate(SCOPE, MIGRATIONS)
     return fleet
 

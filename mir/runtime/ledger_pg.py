@@ -7,7 +7,8 @@
 - A flow's holder is recorded with its process's liveness token
   (``FleetStore.hold_liveness``): a session advisory lock the server drops when that
   process dies, on whatever host. An unsettled claim whose token is no longer held is
-  taken over by the next claimant; one whose process is alive never is.
+  taken over by the next claimant; one whose process is alive never is, nor one copied
+  from a local ledger (``MIGRATED``: its process cannot be asked).
 - The server unreachable is ``StoreUnavailable`` (one line): the decision fails closed.
 """
 
@@ -39,6 +40,10 @@ MIGRATIONS = (
     ),
 )
 _FLOW = "SELECT flow_id, state, final, by, at_us, owner, host, pid, started, live FROM flows"
+# The liveness token of a flow claim copied from a local ledger (``mir store migrate``):
+# no process holds it, so an unsettled one is never taken over (fail closed, as the local
+# ledger never takes over another host's claim).
+MIGRATED = "migrated"
 Redact = Callable[[Any], Any]
 
 
@@ -140,7 +145,7 @@ class PostgresExecutionLedger:
             if row[5] == self._owner:
                 con.execute("UPDATE flows SET state = %s WHERE flow_id = %s", (state, flow_id))
                 return FlowClaim(won=True)
-            if row[2] is None and not store.is_alive(row[9]):
+            if row[2] is None and row[9] != MIGRATED and not store.is_alive(row[9]):
                 con.execute("DELETE FROM flows WHERE flow_id = %s", (flow_id,))
                 self._insert_flow(con, flow_id, state, by, live)
                 return FlowClaim(won=True, holder=holder)

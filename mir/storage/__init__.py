@@ -21,6 +21,7 @@ from mir.storage.postgres import (
     StoreUnavailable,
     fleet_url,
     hide_password,
+    quiet_pool_log,
 )
 from mir.storage.records import FlowClaim, FlowHolder
 
@@ -48,6 +49,7 @@ __all__ = [
     "lock_descriptor",
     "migrate",
     "pending",
+    "quiet_pool_log",
     "recorded",
     "retrying_while_locked",
     "write_atomic",

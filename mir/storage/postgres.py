@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import threading
 import uuid
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from mir.errors import ConfigError, MirUserError
-from mir.storage.migrations import Migration, migrate
+from mir.storage.migrations import Migration, migrate, pending
 
 SCHEMA = "mir"
 ENV = "MIR_STORE_URL"
@@ -98,6 +99,15 @@ def unavailable(exc: BaseException) -> bool:
         return False
     state = getattr(exc, "sqlstate", None)
     return state is None or state.startswith(_UNAVAILABLE)
+
+
+def quiet_pool_log() -> None:
+    """The pool logs each failed connection attempt on stderr; ``StoreUnavailable`` says
+    it once, in one line (and ``--debug`` shows the cause)."""
+    pool_log = logging.getLogger("psycopg.pool")
+    if not pool_log.handlers:
+        pool_log.addHandler(logging.NullHandler())
+        pool_log.propagate = False
 
 
 class FleetStore:
@@ -198,6 +208,11 @@ class FleetStore:
         """Apply ``scope``'s steps not applied yet (mir.storage's one runner)."""
         with self.connection() as con:
             return migrate(_Qmark(con), scope, steps, where=self.display_url)
+
+    def pending(self, scope: str, steps: list[Migration] | tuple[Migration, ...]) -> list[str]:
+        """``scope``'s steps not applied yet, in order; only reads."""
+        with self.connection() as con:
+            return pending(_Qmark(con), scope, steps, where=self.display_url)
 
     # -- liveness ------------------------------------------------------------------
 

@@ -1,0 +1,52 @@
+"""``mir store status|migrate``: where the ledger and agent states live, and moving the
+local ones into the fleet store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.output import chosen_format, print_json, say
+
+
+def _show(result: Any, fmt: str | None, as_json: bool) -> None:
+    if chosen_format(fmt, as_json) == "json":
+        print_json(result.model_dump(mode="json"))
+    else:
+        say(*result.lines())
+
+
+def register(app: typer.Typer) -> None:
+    store = typer.Typer(
+        help="The fleet store (Postgres): its status, and moving local history into it.",
+        no_args_is_help=True,
+    )
+
+    @store.command("status")
+    def status_command(
+        as_json: bool = JSON, fmt: str | None = FORMAT, project: str | None = PROJECT
+    ) -> None:
+        """Which backend holds the ledger and agent states; for the fleet store: reachable,
+        schema, row counts, and local history not migrated yet (exit 1)."""
+        from mir.runtime import store_status
+
+        status = store_status(project)
+        _show(status, fmt, as_json)
+        raise typer.Exit(1 if status.warning else 0)
+
+    @store.command("migrate")
+    def migrate_command(
+        dry_run: bool = typer.Option(False, "--dry-run", help="Count; write nothing."),
+        as_json: bool = JSON,
+        fmt: str | None = FORMAT,
+        project: str | None = PROJECT,
+    ) -> None:
+        """Copy the local execution ledger and agent states into the fleet store, once:
+        rows already there are kept (conflicts counted); a local suspension wins."""
+        from mir.runtime import migrate_store
+
+        _show(migrate_store(project, dry_run=dry_run), fmt, as_json)
+
+    app.add_typer(store, name="store")
