@@ -17,6 +17,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.arguments import read_json_object
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.fleet_reviews import (
         PublishedFlow,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     )
     from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt, prompt_json
+    from mir.runtime.processes import Stop, first_interrupt_stops, start_method
     from mir.runtime.review_audit import audit_reviews
     from mir.runtime.trace_audit import Verification, verify_project
 
@@ -58,6 +60,14 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import fleet_reviews
 
         return getattr(fleet_reviews, name)
+    if name == "read_json_object":
+        from mir.runtime import arguments
+
+        return arguments.read_json_object
+    if name in ("Stop", "first_interrupt_stops", "start_method"):
+        from mir.runtime import processes
+
+        return getattr(processes, name)
     if name in _API:
         from mir.runtime import api
 
@@ -74,6 +84,7 @@ __all__ = [
     "Expiry",
     "PublishedFlow",
     "ReasonCode",
+    "Stop",
     "Verification",
     "agent_cells",
     "approve",
@@ -81,6 +92,7 @@ __all__ = [
     "broken_line",
     "expire_flows",
     "expire_in_fleet",
+    "first_interrupt_stops",
     "fleet_due",
     "fleet_of",
     "fleet_waiting",
@@ -89,6 +101,7 @@ __all__ = [
     "load_agent",
     "preview_prompt",
     "prompt_json",
+    "read_json_object",
     "record_json",
     "record_rows",
     "reject",
@@ -96,6 +109,7 @@ __all__ = [
     "review_flow",
     "run_agent",
     "short_time",
+    "start_method",
     "suspend_agent",
     "unchanged_line",
     "verify_project",
