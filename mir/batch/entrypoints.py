@@ -11,13 +11,19 @@ every run, also one stopped by Ctrl-C or an error.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mir.batch.deciding import Plan, decide_rows
 from mir.batch.journal import Journal, journal_path, opened_journal
-from mir.batch.outcomes import BatchProgress, BatchReport, RowOutcome, counts, from_events
+from mir.batch.outcomes import (
+    INTERRUPTED,
+    BatchProgress,
+    BatchReport,
+    RowOutcome,
+    counts,
+    from_events,
+)
 from mir.batch.results import check_out, write_results
 from mir.batch.rows import BatchRow, flow_id_of, parse_rows
 from mir.errors import UsageError
@@ -74,7 +80,7 @@ def run_batch(
             report = BatchReport(out=out, total=len(rows))
             started = time.monotonic()
             try:
-                todo = _settle_earlier(journal, rows, probe.deps.traces.flow, report)
+                todo = _settle_earlier(journal, rows, probe.deps, report)
                 if jobs > 1 and len(todo) > 1:
                     probe, closing = None, probe
                     closing.close()
@@ -114,10 +120,14 @@ def _check_replies(responses: Path, rows: int) -> None:
 
 
 def _settle_earlier(
-    journal: Journal, rows: list[BatchRow], flow: Callable[[str], list[Any]], report: BatchReport
+    journal: Journal, rows: list[BatchRow], deps: Any, report: BatchReport
 ) -> list[BatchRow]:
     """The rows still to decide, once those an earlier run left in doubt are settled
-    from their flows' events."""
+    from their flows' events: an outcome is taken; a flow cut off before it claimed an
+    execution is closed (``aborted``, ``interrupted``) and its row decided again under a
+    new flow id; one cut off after is reported ``interrupted``."""
+    from mir.runtime import close_interrupted
+
     doubt = journal.in_doubt()
     todo = []
     for row in rows:
@@ -125,7 +135,15 @@ def _settle_earlier(
             report.skipped += 1
             continue
         if row.key in doubt:
-            outcome = from_events(row.key, row.line, doubt[row.key], flow(doubt[row.key]))
+            flow_id = doubt[row.key]
+            events = deps.traces.flow(flow_id)
+            outcome = from_events(row.key, row.line, flow_id, events)
+            cut = outcome is not None and outcome.status == INTERRUPTED
+            if cut and close_interrupted(deps, flow_id, events) is not None:
+                # closed, nothing ran: decided again as a new flow
+                journal.start(row.key, flow_id_of(journal.batch_id, f"{row.key}@{flow_id}"))
+                report.retried += 1
+                outcome = None
             if outcome is not None:
                 journal.finish(outcome)
                 report.recovered += 1

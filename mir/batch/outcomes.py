@@ -2,9 +2,10 @@
 or, for a row a killed run left behind, from the flow's events in the traces.
 
 ``interrupted`` is not a flow status: the run was cut off in the middle of that row's
-flow (its events stop before an outcome). Such a row is not decided again (its action
-may have been claimed; the ledger keeps it from running twice either way); its flow id
-says where to look.
+flow, after the flow claimed an execution (its events stop there). Such a row is not
+decided again (its action may have run; the ledger keeps it from running twice either
+way); its flow id says where to look. A flow cut off before any execution is closed and
+its row decided again instead (``entrypoints``).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class BatchReport:
     decided: int = 0
     skipped: int = 0
     recovered: int = 0
+    retried: int = 0
     stopped: bool = False
     seconds: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
@@ -113,6 +115,7 @@ class BatchReport:
             "decided": self.decided,
             "skipped": self.skipped,
             "recovered": self.recovered,
+            "retried": self.retried,
             "left": self.total - len(self.outcomes),
             "stopped": self.stopped,
             "seconds": round(self.seconds, 3),
@@ -141,10 +144,11 @@ def summary_lines(report: BatchReport, inputs: Path) -> list[str]:
     ]
     if report.statuses:
         lines.append("  " + ", ".join(f"{s} {n}" for s, n in report.statuses.items()))
-    if report.skipped or report.recovered:
+    if report.skipped or report.recovered or report.retried:
         lines.append(
             f"  {report.skipped} already decided by an earlier run, "
-            f"{report.recovered} found in the traces (an earlier run was cut off)"
+            f"{report.recovered} found in the traces, {report.retried} decided again "
+            "(an earlier run was killed before they executed anything)"
         )
     cut = [o for o in report.outcomes if o.status == INTERRUPTED]
     if cut:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         fleet_of,
         fleet_waiting,
     )
+    from mir.runtime.interrupted import close_interrupted
     from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.processes import Stop, first_interrupt_stops, start_method
@@ -60,6 +61,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import fleet_reviews
 
         return getattr(fleet_reviews, name)
+    if name == "close_interrupted":
+        from mir.runtime import interrupted
+
+        return interrupted.close_interrupted
     if name == "read_json_object":
         from mir.runtime import arguments
 
@@ -90,6 +95,7 @@ __all__ = [
     "approve",
     "audit_reviews",
     "broken_line",
+    "close_interrupted",
     "expire_flows",
     "expire_in_fleet",
     "first_interrupt_stops",
