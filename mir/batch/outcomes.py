@@ -137,10 +137,13 @@ class BatchProgress:
 
 def summary_lines(report: BatchReport, inputs: Path) -> list[str]:
     """What a finished (or stopped) batch says, in words."""
-    rate = report.decided / report.seconds if report.seconds > 0 else 0.0
+    pace = ""
+    if report.decided and report.seconds > 0:
+        rate = report.decided / report.seconds
+        pace = f" ({rate:.1f} rows/s)" if rate >= 1 else f" ({1 / rate:.1f} s a row)"
     lines = [
         f"decided {report.decided} of {report.total} rows of {inputs} in "
-        f"{report.seconds:.1f} s ({rate:.1f} rows/s): results in {report.out}"
+        f"{report.seconds:.1f} s{pace}: results in {report.out}"
     ]
     if report.statuses:
         lines.append("  " + ", ".join(f"{s} {n}" for s, n in report.statuses.items()))
