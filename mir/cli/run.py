@@ -7,6 +7,7 @@ rejected, stale), 1 when it aborted, 2 for usage or configuration errors.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -40,7 +41,9 @@ def register(app: typer.Typer) -> None:
         ref: str = typer.Argument(
             help="capability.agent (e.g. refunds.triage) or a contract path."
         ),
-        input: str = typer.Option(..., "--input", "-i", help="Input: JSON, @FILE or - (stdin)."),
+        input: str | None = typer.Option(
+            None, "--input", "-i", help="Input: JSON, @FILE or - (stdin); or --batch FILE."
+        ),
         context: str | None = typer.Option(
             None, "--context", "-c", help="World state: JSON or @FILE (default: context_loader)."
         ),
@@ -73,11 +76,35 @@ def register(app: typer.Typer) -> None:
             help="Print the prompt the model would see for this input, and stop: no model "
             "call, nothing traced or executed.",
         ),
+        batch: Path | None = typer.Option(
+            None,
+            "--batch",
+            metavar="FILE",
+            help="Decide every row of a JSONL file (one input object a line), each once: "
+            "a re-run skips the rows already decided.",
+        ),
+        out: Path | None = typer.Option(
+            None,
+            "--out",
+            help="With --batch: the results, one line per row, or a table if it ends in "
+            ".parquet (default: FILE.results.jsonl beside FILE).",
+        ),
+        key: str | None = typer.Option(
+            None,
+            "--key",
+            metavar="FIELD",
+            help="With --batch: the field that names a row across re-runs (default: the "
+            "row's content).",
+        ),
+        jobs: int = typer.Option(
+            1, "--jobs", "-j", min=1, help="With --batch: decide in N worker processes."
+        ),
         as_json: bool = JSON_OUT,
         fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
-        """Run one decision: snapshot, infer, validate, route, re-check, execute, trace."""
+        """Run one decision: snapshot, infer, validate, route, re-check, execute, trace.
+        With --batch, one for every row of a file."""
         from mir.errors import UsageError
         from mir.runtime import preview_prompt, prompt_json, run_agent
 
@@ -86,6 +113,22 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 "--role: empty role", hint="name the caller's role, e.g. --role support"
             )
+        if batch is not None:
+            from mir.cli.batch import run_batch_command
+
+            given = {"--input": input, "--show-prompt": show_prompt or None,
+                     "--priority": priority, "--deadline-ms": deadline_ms}  # fmt: skip
+            if refused := [name for name, value in given.items() if value is not None]:
+                raise UsageError(f"{refused[0]} decides one input: not with --batch")
+            return run_batch_command(
+                batch, as_json=as_json, ref=ref, out=out, key=key, jobs=jobs, context=context,
+                provider=provider, responses=responses, role=role,
+                requested_by=requested_by, project=project,
+            )  # fmt: skip
+        if (out, key, jobs) != (None, None, 1):
+            raise UsageError("--out, --key and -j go with --batch FILE")
+        if input is None:
+            raise UsageError("missing --input", hint="JSON, @FILE or - (stdin); or --batch FILE")
         if show_prompt:
             prompt = preview_prompt(ref, input=input, context=context, project=project)
             if as_json:

@@ -33,8 +33,9 @@ from mir.evals.preflight import (
 from mir.evals.progress import EvalProgress
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
 from mir.evals.tasks import plan_tasks
-from mir.evals.workers import Stop, execute, first_interrupt_stops
+from mir.evals.workers import execute
 from mir.project import find_project
+from mir.runtime import Stop, first_interrupt_stops
 
 CACHE_FOLDER = "cache"  # under the project's state dir (.mir/cache)
 

@@ -14,18 +14,16 @@ import multiprocessing
 import multiprocessing.util
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from itertools import islice
-from typing import Any
 
 from mir.errors import UsageError
 from mir.evals.domain import CaseRun
 from mir.evals.runner import CaseRunner, Settings, SuitePlan, Task
 from mir.evals.tasks import Tasks
+from mir.runtime import Stop, start_method
 
 _WORKER: CaseRunner | None = None
 
@@ -55,39 +53,6 @@ def batch_size(mean_ms: float | None) -> int:
     if mean_ms is None:
         return 1  # nothing measured yet
     return max(1, min(MAX_BATCH, int(BATCH_MS / max(mean_ms, 0.01))))
-
-
-class Stop:
-    """Set by the first Ctrl-C (or by a caller): no new run starts."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-
-    def __bool__(self) -> bool:
-        return self.event.is_set()
-
-    def set(self) -> None:
-        self.event.set()
-
-
-@contextmanager
-def first_interrupt_stops(stop: Stop, on_stop: Callable[[], None]) -> Iterator[None]:
-    """The first SIGINT sets ``stop``; a second one raises KeyboardInterrupt as usual."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        if stop:
-            raise KeyboardInterrupt
-        stop.set()
-        on_stop()
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def execute(
@@ -158,21 +123,6 @@ def _judged_later(
     finally:
         runner.close()
     return runs
-
-
-def start_method() -> str:
-    """fork where it is safe: a worker starts with mir and the user's code already
-    imported (spawn re-imports them, ~1 s a worker). Nothing that must not be shared is
-    open here: the runner closed its agents and trace store before the pool starts.
-
-    Not once llama.cpp has run in this process: its OpenMP thread pool does not survive
-    a fork, and a forked worker's first decode waits forever for threads that exist only
-    in the parent (an app that decided before calling ``run_eval(jobs=2)`` hung). Such a
-    process starts its workers from a clean forkserver (or spawn) instead."""
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and "llama_cpp" not in sys.modules:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
 
 
 def _in_workers(

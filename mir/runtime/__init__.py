@@ -17,6 +17,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.arguments import read_json_object
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.fleet_reviews import (
         PublishedFlow,
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
         fleet_of,
         fleet_waiting,
     )
+    from mir.runtime.interrupted import close_interrupted
     from mir.runtime.loaded_agent import Agent
     from mir.runtime.preview import preview_prompt, prompt_json
+    from mir.runtime.processes import Stop, first_interrupt_stops, start_method
     from mir.runtime.review_audit import audit_reviews
     from mir.runtime.store_copy import StoreMigration, StoreStatus
     from mir.runtime.store_migration import migrate_store, store_status
@@ -65,6 +68,18 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import fleet_reviews
 
         return getattr(fleet_reviews, name)
+    if name == "close_interrupted":
+        from mir.runtime import interrupted
+
+        return interrupted.close_interrupted
+    if name == "read_json_object":
+        from mir.runtime import arguments
+
+        return arguments.read_json_object
+    if name in ("Stop", "first_interrupt_stops", "start_method"):
+        from mir.runtime import processes
+
+        return getattr(processes, name)
     if name in _API:
         from mir.runtime import api
 
@@ -81,6 +96,7 @@ __all__ = [
     "Expiry",
     "PublishedFlow",
     "ReasonCode",
+    "Stop",
     "StoreMigration",
     "StoreStatus",
     "Verification",
@@ -88,8 +104,10 @@ __all__ = [
     "approve",
     "audit_reviews",
     "broken_line",
+    "close_interrupted",
     "expire_flows",
     "expire_in_fleet",
+    "first_interrupt_stops",
     "fleet_due",
     "fleet_of",
     "fleet_waiting",
@@ -99,6 +117,7 @@ __all__ = [
     "migrate_store",
     "preview_prompt",
     "prompt_json",
+    "read_json_object",
     "record_json",
     "record_rows",
     "reject",
@@ -106,6 +125,7 @@ __all__ = [
     "review_flow",
     "run_agent",
     "short_time",
+    "start_method",
     "store_status",
     "suspend_agent",
     "unchanged_line",

@@ -41,6 +41,7 @@ class DecisionFlow:
         priority: int | None = None,
         deadline_ms: int | None = None,
         requested_by: str | None = None,
+        flow_id: str | None = None,
     ) -> DecisionRecord:
         return self.decide_opened(
             input,
@@ -49,6 +50,7 @@ class DecisionFlow:
             priority=priority,
             deadline_ms=deadline_ms,
             requested_by=requested_by,
+            flow_id=flow_id,
         )[0]
 
     def decide_opened(
@@ -60,6 +62,7 @@ class DecisionFlow:
         priority: int | None = None,
         deadline_ms: int | None = None,
         requested_by: str | None = None,
+        flow_id: str | None = None,
     ) -> tuple[DecisionRecord, FlowState | None]:
         """The record, and the opened flow's state (its frozen input and context) when the
         flow got past its snapshot: what a shadow decision re-decides on."""
@@ -67,7 +70,7 @@ class DecisionFlow:
         # The deadline counts from the call, so loading the world and the snapshot are in it.
         deadline_ms = deadline_ms if deadline_ms is not None else contract.serving.deadline_ms
         deadline_at = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
-        opened = open_flow(self.parts, self.deps, input, context, role, requested_by)
+        opened = open_flow(self.parts, self.deps, input, context, role, requested_by, flow_id)
         if isinstance(opened, DecisionRecord):  # refused input, or no world to decide on
             return opened, None
         tail, snap = opened

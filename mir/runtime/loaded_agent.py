@@ -8,11 +8,13 @@ sent; ``close()`` ends them in that order, the trace store it owns last.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from mir.contracts import AgentContract
+from mir.errors import UsageError
 from mir.inference import ModelResponse, ScriptedProvider
 from mir.models import Subscription
 from mir.runtime.agent_states import requester
@@ -23,6 +25,8 @@ from mir.runtime.records import DecisionRecord
 from mir.runtime.review_alerts import announce_safely
 from mir.runtime.shadow import ShadowWorker
 from mir.traces import TraceEvent
+
+FLOW_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
 class Agent:
@@ -64,19 +68,43 @@ class Agent:
         priority: int | None = None,
         deadline_ms: int | None = None,
         requested_by: str | None = None,
+        flow_id: str | None = None,
+        known_new: bool = False,
     ) -> DecisionRecord:
         """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
         this call: a model call that cannot meet the deadline is shed to the next route or
         the rules at once (reason ``shed``). ``requested_by`` (default ``$MIR_USER``, else
-        the OS user) is recorded as the flow's requester, who can never approve it."""
+        the OS user) is recorded as the flow's requester, who can never approve it.
+        ``flow_id`` (default: a new random one) names the flow, so a caller that is cut
+        off can find it in the traces again (``mir run agent --batch`` does): one the
+        traces already hold is refused (a lookup in the traces, ~0.1 s on a large store:
+        ``known_new`` skips it for a caller that made the id new itself, as the batch
+        does from a random batch id), and no other process may decide with it at the
+        same time (the caller's lock sees to that, as the batch's does)."""
+        if flow_id is not None:
+            self._check_new(flow_id, look=not known_new)
         requested_by = requested_by or requester()
-        how = {"priority": priority, "deadline_ms": deadline_ms, "requested_by": requested_by}
+        how = {
+            "priority": priority,
+            "deadline_ms": deadline_ms,
+            "requested_by": requested_by,
+            "flow_id": flow_id,
+        }
         if self.shadow is None:
             record = self._flow.decide(input, context, role=role, **how)
         else:
             record = self.shadow.decide(self._flow, input, context, role, **how)
         announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
         return record
+
+    def _check_new(self, flow_id: str, *, look: bool) -> None:
+        if not FLOW_ID.fullmatch(flow_id):
+            raise UsageError(
+                f"flow id {flow_id!r} is not 8-64 letters, digits, '-' or '_'",
+                hint="leave it out: a new flow gets a random id",
+            )
+        if look and self.deps.traces.flow(flow_id):
+            raise UsageError(f"flow {flow_id} already exists: a flow is decided once")
 
     def replaying(
         self, responses: Sequence[ModelResponse | str], *, label: str = "scripted"

@@ -29,12 +29,14 @@ def open_flow(
     context: Any,
     role: str,
     requested_by: str | None = None,
+    flow_id: str | None = None,
 ) -> tuple[Tail, ContextSnapshot] | DecisionRecord:
     """(tail, snapshot) of a flow ready to infer, or the record of one that ended here.
     ``requested_by`` (the library API's default: ``$MIR_USER``, else the OS user) is
-    recorded in the snapshot: the requester never approves their own flow."""
+    recorded in the snapshot: the requester never approves their own flow. ``flow_id``
+    (default: a new random one) is the caller's, checked unused by ``Agent.decide``."""
     started = perf_counter()
-    rec = FlowRecorder(deps.traces, uuid4().hex, parts.name)
+    rec = FlowRecorder(deps.traces, flow_id or uuid4().hex, parts.name)
     created_at = deps.clock()
     checked = parts.integrity.check_input(input)
     if checked.ok and context is not None:

@@ -59,6 +59,9 @@ class ReasonCode(StrEnum):
     MODEL_INTEGRITY = "model_integrity"
     # the fleet store (Postgres) could not be reached: failed closed, nothing executed
     STORE_UNAVAILABLE = "store_unavailable"
+    # the process deciding it was killed before the flow reached an outcome, and before
+    # it claimed any execution: closed as aborted by the next batch run, nothing executed
+    INTERRUPTED = "interrupted"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(

@@ -132,6 +132,7 @@ class ShadowWorker:
         priority: int | None = None,
         deadline_ms: int | None = None,
         requested_by: str | None = None,
+        flow_id: str | None = None,
     ) -> DecisionRecord:
         with self.production():
             record, opened = flow.decide_opened(
@@ -141,6 +142,7 @@ class ShadowWorker:
                 priority=priority,
                 deadline_ms=deadline_ms,
                 requested_by=requested_by,
+                flow_id=flow_id,
             )
         if opened is not None:
             self.submit(opened)

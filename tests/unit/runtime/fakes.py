@@ -97,7 +97,7 @@ class FakeProvider:
         if not self.outputs:
             raise ProviderError(f"{self.name}: no more outputs")
         item = self.outputs.pop(0)
-        if isinstance(item, Exception):
+        if isinstance(item, BaseException):  # a BaseException: the process "dies" here
             raise item
         if isinstance(item, ModelResponse):
             return item
