@@ -11,7 +11,7 @@ its row decided again instead (``entrypoints``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,26 @@ class BatchProgress:
     def stopping(self) -> None: ...
 
     def finish(self) -> None: ...
+
+
+class LineProgress(BatchProgress):
+    """A line through ``say`` at every tenth of the rows (CI logs, a pipe)."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.say = say
+        self.total = self.done = 0
+        self.step = 1
+
+    def start(self, total: int, already: int) -> None:
+        self.total, self.done, self.step = total, already, max(1, total // 10)
+
+    def advance(self, outcome: RowOutcome) -> None:
+        self.done += 1
+        if self.done % self.step == 0 or self.done == self.total:
+            self.say(f"batch: {self.done}/{self.total} rows")
+
+    def stopping(self) -> None:
+        self.say("stopping: the rows in flight finish (Ctrl-C again stops at once)")
 
 
 def summary_lines(report: BatchReport, inputs: Path) -> list[str]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from mir.batch import LineProgress
 from mir.cli.output import error_console, print_json, say
 
 if TYPE_CHECKING:
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
 def run_batch_command(inputs: Path, *, as_json: bool, **how: Any) -> None:
     from mir.batch import run_batch, summary_lines
 
-    quiet = as_json or not error_console().is_terminal
-    report = run_batch(how.pop("ref"), inputs, progress=_Lines() if quiet else _Bar(), **how)
+    shown = (_Bar if error_console().is_terminal and not as_json else LineProgress)(_err)
+    report = run_batch(how.pop("ref"), inputs, progress=shown, **how)
     if as_json:
         print_json(report.as_json())
     else:
@@ -27,24 +28,13 @@ def run_batch_command(inputs: Path, *, as_json: bool, **how: Any) -> None:
         raise typer.Exit(code=1)
 
 
-class _Lines:
-    """Piped (CI logs): one line on stderr at every tenth of the rows."""
-
-    def start(self, total: int, already: int) -> None:
-        self.total, self.done, self.step = total, already, max(1, total // 10)
-
-    def advance(self, outcome: RowOutcome) -> None:
-        self.done += 1
-        if self.done % self.step == 0 or self.done == self.total:
-            say(f"batch: {self.done}/{self.total} rows", err=True)
-
-    def stopping(self) -> None:
-        say("stopping: the rows in flight finish (Ctrl-C again stops at once)", err=True)
-
-    def finish(self) -> None: ...
+def _err(line: str) -> None:
+    say(line, err=True)
 
 
-class _Bar(_Lines):
+class _Bar(LineProgress):
+    """On a terminal: a bar, with the last row's status."""
+
     def start(self, total: int, already: int) -> None:
         from rich import progress as rp
 
