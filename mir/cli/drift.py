@@ -72,14 +72,14 @@ def _watch_renderers(fmt: str) -> tuple[Any, Any]:
         render(report, fmt, show_all=False, brief=True)
 
     def on_canaries(result: CanaryCheck | None, error: str | None) -> None:
-        from mir.cli.models_canary import render_check
+        from mir.releases import check_lines
 
         if result is None:
             say(f"canary check failed: {error}", err=True)
         elif result.rolled_back and fmt == "json":
             console().print_json(result.model_dump_json())
         elif result.rolled_back:
-            render_check(result)
+            say(*check_lines(result))
 
     return on_report, on_canaries
 
