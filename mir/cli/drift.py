@@ -169,14 +169,11 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Freeze a reference window; compare with it later with `--reference NAME`."""
-        from mir.drift import WindowOptions, snapshot
+        from mir.drift import WindowOptions, frozen_line, snapshot
 
         options = WindowOptions(window=window or (None if last else "7d"), last=last)
         frozen = snapshot(agent, name, project, options)
-        say(
-            f"froze {frozen.decisions} decisions of {agent} as {name!r} "
-            f"({frozen.start:%Y-%m-%d %H:%M} .. {frozen.end:%Y-%m-%d %H:%M})"
-        )
+        say(frozen_line(frozen, agent, name))
 
     @drift.command("history")
     def history_command(

@@ -125,10 +125,8 @@ def warn(message: str) -> None:
 
 def render_text(report: LintReport) -> None:
     """The text format (``mir.boundaries.text_lines``): paths and messages literal."""
-    from rich.text import Text
-
     from mir.boundaries import text_lines
-    from mir.cli.output import console
+    from mir.cli.output import say_parts
 
     for parts in text_lines(report):
-        console().print(Text.assemble(*parts))
+        say_parts(*parts)

@@ -200,6 +200,13 @@ def say(*lines: Any, err: bool = False) -> None:
         out.print(literal(line))
 
 
+def say_parts(*parts: str | tuple[str, str]) -> None:
+    """One line on stdout of parts, each text or ``(text, style)``, literally (no markup)."""
+    from rich.text import Text
+
+    console().print(Text.assemble(*parts))
+
+
 def print_json(
     value: Any, *, ascii: bool = False, default: Callable[[Any], Any] | None = None
 ) -> None:

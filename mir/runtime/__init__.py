@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 from mir.runtime.agent_listing import (
     AGENT_COLUMNS,
     agent_cells,
+    answer_parts,
     broken_line,
     listed_agents,
     short_time,
@@ -76,6 +77,7 @@ __all__ = [
     "ReasonCode",
     "Verification",
     "agent_cells",
+    "answer_parts",
     "approve",
     "audit_reviews",
     "broken_line",
