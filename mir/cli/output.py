@@ -200,6 +200,11 @@ def say(*lines: Any, err: bool = False) -> None:
         out.print(literal(line))
 
 
+def note(line: str) -> None:
+    """A line on stderr exactly as written (never markup): warnings, progress, notes."""
+    error_console().print(line, markup=False, highlight=False)
+
+
 def say_parts(*parts: str | tuple[str, str]) -> None:
     """One line on stdout of parts, each text or ``(text, style)``, literally (no markup)."""
     from rich.text import Text

@@ -172,18 +172,15 @@ def _say_done(page: PendingPage, *, always: bool = False) -> None:
 
 
 def render_queue(page: PendingPage) -> None:
-    from mir.reviews import queue_row
+    from mir.reviews import QUEUE_COLUMNS, more_line, queue_row
 
     if not page.items:
         console().print("no flow waits for review")
         return
-    columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
     shown = 12 if console().is_terminal else None
     sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
     # every value may come from a trace file or a model: literal, never markup
     cells = (queue_row(item, id_width=shown, separator=sep) for item in page.items)
-    print_rows(columns, cells, wrap=("waits for",), fold=("key fields",))
-    rest = page.total - page.offset - len(page.items)
-    if rest > 0:
-        after = page.offset + len(page.items)
-        console().print(f"{len(page.items)} of {page.total} shown; next: --offset {after}")
+    print_rows(QUEUE_COLUMNS, cells, wrap=("waits for",), fold=("key fields",))
+    if (more := more_line(page)) is not None:
+        console().print(more)

@@ -28,6 +28,7 @@ from mir.evals.history_rows import RUN_COLUMNS, run_cells
 from mir.evals.progress_lines import LineProgress, eta, stopping
 from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
+from mir.evals.suite_display import SuiteView, suite_view
 from mir.evals.summary import (
     CaseLine,
     baseline_notes,
@@ -77,6 +78,7 @@ __all__ = [
     "LineProgress",
     "ReplayLinesLeftOver",
     "SuiteResult",
+    "SuiteView",
     "agreement_line",
     "baseline_notes",
     "baseline_path",
@@ -107,5 +109,6 @@ __all__ = [
     "sparkline",
     "stopping",
     "suite_notes",
+    "suite_view",
     "write_baseline",
 ]
