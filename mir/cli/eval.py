@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
             )
         fmt = chosen_format(fmt, as_json, FORMATS)
         if html is not None:
-            from mir.cli.paths import output_file
+            from mir.storage import output_file
 
             output_file(html, "--html")
         done = evaluate(

@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = format_option(("text", "json")),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
-        from mir.cli.paths import input_folder, output_folder
         from mir.schemas import rendered_schemas, schema_file, stale_schemas, write_schemas
+        from mir.storage import input_folder, output_folder
 
         as_json = chosen_format(fmt, as_json, ("text", "json")) == "json"
         if check is not None:

@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
 
         fmt = chosen_format(fmt, as_json, EXPORT_FORMATS)
         if output is not None:
-            from mir.cli.paths import output_file
+            from mir.storage import output_file
 
             output_file(output, "--output")
         count = export_flows(
