@@ -120,18 +120,14 @@ def build_group() -> typer.Typer:
         """What reviewers decided, as eval cases (--eval) and fine-tuning data (--sft):
         approvals and corrections are the expected decision, a rejection expects
         another action."""
-        from mir.reviews import export_reviews
+        from mir.reviews import export_json, export_lines, export_reviews
 
         as_json = chosen_format(fmt, as_json) == "json"
         report = export_reviews(project, to_eval=to_eval, suite=suite, sft=sft, agent=agent)
         say(*(f"note: {note}" for note in report.notes), err=True)
         if as_json:
-            from mir.reviews import export_json
-
             _print_json(export_json(report))
             return
-        from mir.reviews import export_lines
-
         say(*export_lines(report))
 
     @review.command("serve")

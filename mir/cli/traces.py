@@ -152,8 +152,7 @@ def register(app: typer.Typer) -> None:
 
 
 def render_flows(flows: list[FlowSummary]) -> None:
-    from mir.traces import FLOW_COLUMNS as columns
-    from mir.traces import flow_cells
+    from mir.traces import FLOW_COLUMNS, flow_cells
 
     if not flows:
         console().print("no flows")
@@ -163,8 +162,8 @@ def render_flows(flows: list[FlowSummary]) -> None:
     shown = 12 if console().is_terminal else None
     # every value may come from a trace file or a model: literal, never markup
     cells = (flow_cells(flow, shown) for flow in flows)
-    every = (*columns, "cost", "ms", "updated UTC")
-    print_rows(every, cells, wrap=(*columns[5:], "cost", "ms"), right=("ms",))
+    every = (*FLOW_COLUMNS, "cost", "ms", "updated UTC")
+    print_rows(every, cells, wrap=(*FLOW_COLUMNS[5:], "cost", "ms"), right=("ms",))
 
 
 def render_flow(events: list[TraceEvent]) -> None:
