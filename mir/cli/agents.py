@@ -5,14 +5,7 @@ from __future__ import annotations
 import typer
 
 from mir.cli.options import AGENT_HELP, FORMAT, JSON, PROJECT
-from mir.cli.output import (
-    chosen_format,
-    console,
-    error_console,
-    print_models,
-    print_rows,
-    say_parts,
-)
+from mir.cli.output import chosen_format, console, note, print_models, print_rows, say_parts
 
 
 def register(app: typer.Typer) -> None:
@@ -45,7 +38,7 @@ def register(app: typer.Typer) -> None:
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
         print_rows((*AGENT_COLUMNS, at), cells, wrap=("reason", "by"), fold=("contract",))
         if broken:
-            error_console().print(broken, markup=False)
+            note(broken)
             raise typer.Exit(1)
 
     @agents.command("suspend")

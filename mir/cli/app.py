@@ -114,10 +114,7 @@ def _fit_hint_to_command(exc: MirUserError, app: typer.Typer, args: list[str]) -
             break
         command = sub
     if any("--project" in getattr(param, "opts", ()) for param in command.params):
-        exc.hint = (
-            "run it inside a mir project or pass its folder with --project DIR "
-            "(`mir init` makes one)"
-        )
+        exc.hint = exc.OPTION_HINT
 
 
 def _global_debug_first(args: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mir.cli.output import error_console, note
-from mir.evals import LineProgress, eta
+from mir.evals import LineProgress
 
 if TYPE_CHECKING:
     from mir.evals import CaseRun
@@ -33,7 +33,6 @@ class BarProgress(LineProgress):
         )
 
         super().__init__(note)
-        self.passed = self.failed = 0
         self._bar = Progress(
             TextColumn("eval"),
             BarColumn(),
@@ -52,12 +51,7 @@ class BarProgress(LineProgress):
         self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-:--")
 
     def advance(self, suite: str, run: CaseRun) -> None:
-        if run.passed:
-            self.passed += 1
-        else:
-            self.failed += 1
-        self.done += 1
-        left = eta(self.started, self.done, self.total)
+        left = self.count(run)
         self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed, eta=left)
 
     def finish(self) -> None:

@@ -11,15 +11,7 @@ import typer
 
 from mir.cli.options import AGENT, FORMAT, PROJECT
 from mir.cli.options import JSON as AS_JSON
-from mir.cli.output import (
-    chosen_format,
-    console,
-    error_console,
-    literal,
-    print_json,
-    print_rows,
-    say,
-)
+from mir.cli.output import chosen_format, console, print_json, print_rows, say
 
 if TYPE_CHECKING:
     from mir.reviews import PendingPage
@@ -164,7 +156,7 @@ def _say_done(page: PendingPage, *, always: bool = False) -> None:
     from mir.reviews import page_lines
 
     for result, line in page_lines(page, always=always):
-        (console() if result and always else error_console()).print(literal(line))
+        say(line, err=not (result and always))
 
 
 def render_queue(page: PendingPage) -> None:

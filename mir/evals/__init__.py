@@ -24,7 +24,7 @@ from mir.evals.domain import (
 from mir.evals.finishing import Evaluated, evaluate
 from mir.evals.gate import conclude
 from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
-from mir.evals.history_rows import RUN_COLUMNS, run_cells
+from mir.evals.history_rows import RUN_COLUMNS, history_heading, run_cells
 from mir.evals.progress_lines import LineProgress, eta, stopping
 from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
@@ -91,6 +91,7 @@ __all__ = [
     "eta",
     "evaluate",
     "has_repeats",
+    "history_heading",
     "html_report",
     "judge_line",
     "open_judge",
