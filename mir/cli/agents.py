@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from mir.cli.options import AGENT_HELP, FORMAT, JSON, PROJECT
-from mir.cli.output import chosen_format, console, error_console, print_models, print_rows
-
-if TYPE_CHECKING:
-    from rich.text import Text
-
-    from mir.runtime import AgentStatus
-
-
-def _answer(status: AgentStatus, changed: Text) -> None:
-    """``NAME: suspended (by alice)`` for a change; for none, suspend and resume answer
-    alike (``mir.runtime.unchanged_line``)."""
-    from rich.text import Text
-
-    from mir.runtime import unchanged_line
-
-    if status.changed:
-        console().print(Text.assemble(f"{status.name}: ", changed))
-    else:
-        console().print(Text(unchanged_line(status)))
+from mir.cli.output import chosen_format, console, note, print_models, print_rows, say_parts
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +38,7 @@ def register(app: typer.Typer) -> None:
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
         print_rows((*AGENT_COLUMNS, at), cells, wrap=("reason", "by"), fold=("contract",))
         if broken:
-            error_console().print(broken, markup=False)
+            note(broken)
             raise typer.Exit(1)
 
     @agents.command("suspend")
@@ -68,12 +48,10 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Refuse the agent's model decisions; its contract's rules decide until resumed."""
-        from rich.text import Text
-
-        from mir.runtime import suspend_agent
+        from mir.runtime import answer_parts, suspend_agent
 
         status = suspend_agent(name, project=project, reason=reason)
-        _answer(status, Text.assemble(("suspended", "red"), f" (by {status.by})"))
+        say_parts(*answer_parts(status))
 
     @agents.command("resume")
     def resume_command(
@@ -81,11 +59,9 @@ def register(app: typer.Typer) -> None:
         project: str | None = PROJECT,
     ) -> None:
         """Let the agent's model decide again."""
-        from rich.text import Text
-
-        from mir.runtime import resume_agent
+        from mir.runtime import answer_parts, resume_agent
 
         status = resume_agent(name, project=project)
-        _answer(status, Text.assemble(("active", "green"), f" (resumed by {status.by})"))
+        say_parts(*answer_parts(status))
 
     app.add_typer(agents, name="agents")

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from mir import __version__
-from mir.cli.output import error_console
+from mir.cli.output import error_console, note, print_error
 from mir.errors import EXIT_USAGE, MirUserError
 
 if TYPE_CHECKING:
@@ -79,14 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     except MirUserError as exc:
         if debug:
             raise
-        from rich.text import Text
-
         _fit_hint_to_command(exc, app, args)
-        # Text: messages quote things like "[tool.mir]" or the user's own input, which rich
-        # would eat as markup. A message listing several problems (a contract with two
-        # typos) has one line each, every line marked as an error.
-        for line in str(exc).splitlines() or [""]:
-            error_console().print(Text.assemble(("error:", "bold red"), " ", line))
+        print_error(exc)
         return exc.exit_code
     except typer.Abort:
         error_console().print("aborted")
@@ -100,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if code == INTERRUPTED:
         # typer turns Ctrl-C into a silent 130, which looked like a crash or a finished
         # run; no command returns 130 itself. 130 (128 + SIGINT) is what shells expect.
-        error_console().print("interrupted", markup=False)
+        note("interrupted")
     return code
 
 
@@ -120,10 +114,7 @@ def _fit_hint_to_command(exc: MirUserError, app: typer.Typer, args: list[str]) -
             break
         command = sub
     if any("--project" in getattr(param, "opts", ()) for param in command.params):
-        exc.hint = (
-            "run it inside a mir project or pass its folder with --project DIR "
-            "(`mir init` makes one)"
-        )
+        exc.hint = exc.OPTION_HINT
 
 
 def _global_debug_first(args: list[str]) -> list[str]:

@@ -72,14 +72,14 @@ def _watch_renderers(fmt: str) -> tuple[Any, Any]:
         render(report, fmt, show_all=False, brief=True)
 
     def on_canaries(result: CanaryCheck | None, error: str | None) -> None:
-        from mir.cli.models_canary import render_check
+        from mir.releases import check_lines
 
         if result is None:
             say(f"canary check failed: {error}", err=True)
         elif result.rolled_back and fmt == "json":
             console().print_json(result.model_dump_json())
         elif result.rolled_back:
-            render_check(result)
+            say(*check_lines(result))
 
     return on_report, on_canaries
 
@@ -169,14 +169,11 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Freeze a reference window; compare with it later with `--reference NAME`."""
-        from mir.drift import WindowOptions, snapshot
+        from mir.drift import WindowOptions, frozen_line, snapshot
 
         options = WindowOptions(window=window or (None if last else "7d"), last=last)
         frozen = snapshot(agent, name, project, options)
-        say(
-            f"froze {frozen.decisions} decisions of {agent} as {name!r} "
-            f"({frozen.start:%Y-%m-%d %H:%M} .. {frozen.end:%Y-%m-%d %H:%M})"
-        )
+        say(frozen_line(frozen, agent, name))
 
     @drift.command("history")
     def history_command(

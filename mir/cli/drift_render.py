@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mir.cli.output import console, literal, print_listing, say
+from mir.cli.output import add_row, console, print_listing, say, say_parts
 
 if TYPE_CHECKING:
     from mir.drift import DriftReport, HistoryPoint
@@ -18,24 +18,20 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
         typer.echo(report.model_dump_json(indent=2))
         return
     from rich.table import Table
-    from rich.text import Text
 
     from mir.drift import (
         KINDS,
         METRIC_COLUMNS,
-        VERDICT_STYLE,
         agent_heading,
         agent_notes,
         brief_lines,
-        metric_cells,
+        metric_row,
         shown_metrics,
-        verdict_words,
     )
 
-    out = console()
     say(*report.notes, err=True)
     for agent in report.agents:
-        out.print(Text.assemble(*agent_heading(agent)))
+        say_parts(*agent_heading(agent))
         if brief:
             say(*brief_lines(agent))
             continue
@@ -56,9 +52,7 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
                 else:
                     table.add_column(column)
             for m in rows:
-                cells = [literal(cell) for cell in metric_cells(m)]
-                cells[6] = literal(verdict_words(m.verdict), VERDICT_STYLE.get(m.verdict, ""))
-                table.add_row(*cells)
+                add_row(table, *metric_row(m))
             print_listing(table)
         say(*agent_notes(agent, show_all))
 
@@ -66,18 +60,14 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
 def render_history(points: list[HistoryPoint]) -> None:
     from rich.table import Table
 
-    from mir.drift import HISTORY_COLUMNS, VERDICT_STYLE, history_rows, verdict_words
+    from mir.drift import HISTORY_COLUMNS, history_cells
 
     if not points:
         console().print("no drift runs recorded yet (run `mir drift` or `mir drift check`)")
         return
-    styles = {verdict_words(verdict): style for verdict, style in VERDICT_STYLE.items()}
     table = Table(show_edge=False)
     for column in HISTORY_COLUMNS:
         table.add_column(column)
-    verdict = HISTORY_COLUMNS.index("verdict")
-    for row in history_rows(points):
-        table.add_row(
-            *(literal(c, styles.get(c, "") if i == verdict else "") for i, c in enumerate(row))
-        )
+    for row in history_cells(points):
+        add_row(table, *row)
     print_listing(table)

@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mir.cli import eval_calibrate, eval_history
 from mir.cli.output import (
     chosen_format,
     console,
-    error_console,
     format_option,
     json_option,
+    note,
     print_rows,
+    say,
+    say_parts,
 )
 from mir.cli.variadic import VariadicCommand, default_group
 
@@ -94,13 +97,13 @@ def register(app: typer.Typer) -> None:
             )
         fmt = chosen_format(fmt, as_json, FORMATS)
         if html is not None:
-            from mir.cli.paths import output_file
+            from mir.storage import output_file
 
             output_file(html, "--html")
         done = evaluate(
             targets or (),
             show=lambda report: render(report, fmt, verbose=verbose),
-            say=lambda line: error_console().print(line, markup=False, highlight=False),
+            say=note,
             html=html,
             update_baseline=update_baseline,
             project=project,
@@ -115,16 +118,10 @@ def register(app: typer.Typer) -> None:
         if done.exit_code:
             raise typer.Exit(done.exit_code)
 
-    _register_parts(group)
-    app.add_typer(group, name="eval")
-
-
-def _register_parts(group: typer.Typer) -> None:
-    """The other parts of ``mir eval`` (run history, judge calibration)."""
-    from mir.cli import eval_calibrate, eval_history
-
+    # the other parts of `mir eval`: run history, judge calibration
     eval_history.register(group)
     eval_calibrate.register(group)
+    app.add_typer(group, name="eval")
 
 
 def render(report: EvalReport, fmt: str, *, verbose: bool = False) -> None:
@@ -140,26 +137,14 @@ def render(report: EvalReport, fmt: str, *, verbose: bool = False) -> None:
 def render_suite(suite: SuiteResult, *, verbose: bool = False) -> None:
     from rich.text import Text
 
-    from mir.evals import case_cells, case_lines, has_repeats, judge_line, suite_notes
+    from mir.evals import suite_view
 
+    view = suite_view(suite, verbose=verbose)
     out = console()
-    model = f"{suite.provider or '-'} / {suite.model or '-'}"
-    out.print(Text(f"{suite.agent}  {suite.suite}  ({model})", style="bold"))
-    each = ["pass^k", "pass@k"] if has_repeats(suite) else []
-    columns = ("case", "runs", "passed", *each, "outcome", "change", "first failure")
-    cells = (case_cells(line, repeats=bool(each)) for line in case_lines(suite))
-    print_rows(columns, cells, wrap=("first failure",))
-    for text, style in suite_notes(suite):
+    out.print(Text(view.heading, style="bold"))
+    print_rows(view.columns, view.rows, wrap=("first failure",))
+    for text, style in view.notes:
         out.print(Text(text, style=style))
-    gate = suite.gate
-    verdict = Text("gate: passed" if gate.passed else "gate: FAILED", style="bold")
-    verdict.stylize("green" if gate.passed else "red")
-    if suite.interrupted:
-        verdict.append("  (interrupted: partial results)", style="yellow")
-    out.print(verdict)
-    for reason in gate.reasons:
-        out.print(Text(f"  {reason}"))
-    judge = judge_line(suite, verbose=verbose)
-    if judge:
-        out.print(Text(f"  {judge}"))
+    say_parts(*view.verdict)
+    say(*view.reasons)
     out.print()

@@ -18,8 +18,6 @@ from mir.cli.output import add_row, chosen_format, console, listing, print_json,
 if TYPE_CHECKING:
     from mir.evals import Calibration
 
-_PROVIDERS = ("llama", "litellm", "scripted")
-
 
 def register(group: typer.Typer) -> None:
     @group.command("calibrate")
@@ -63,15 +61,9 @@ def register(group: typer.Typer) -> None:
         ),
     ) -> None:
         """Run the judge on human-labelled examples: Cohen's kappa, agreement, confusion."""
-        from mir.errors import UsageError
         from mir.evals import calibrate_judge
 
         as_json = chosen_format(fmt, as_json) == "json"
-        if judge_provider is not None and judge_provider not in _PROVIDERS:
-            raise UsageError(
-                f"--judge-provider {judge_provider!r} is not a judge provider",
-                hint=f"one of {', '.join(_PROVIDERS)}",
-            )
         with step_spinner(enabled=not as_json) as show:
             result = calibrate_judge(
                 labels,

@@ -37,8 +37,7 @@ def register(group: typer.Typer) -> None:
 
 
 def render_history(agent: str, rows: list[HistoryRow]) -> None:
-    from mir.evals import RUN_COLUMNS, run_cells, sparkline
+    from mir.evals import RUN_COLUMNS, history_heading, run_cells
 
-    trend = sparkline([row.pass_rate for row in rows])
-    say(f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)")
+    say(history_heading(agent, rows))
     print_rows(RUN_COLUMNS, map(run_cells, rows), wrap=RUN_COLUMNS[2:])

@@ -4,10 +4,10 @@ too (``mir.evals.progress_lines``: the lines and the ETA's arithmetic)."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
-from mir.cli.output import error_console
+from mir.cli.output import error_console, note
+from mir.evals import LineProgress
 
 if TYPE_CHECKING:
     from mir.evals import CaseRun
@@ -17,14 +17,12 @@ def eval_progress(*, quiet: bool = False) -> Any:
     """The progress the CLI hands to ``run_eval`` (None: print nothing)."""
     if quiet:
         return None
-    if error_console().is_terminal:
-        return BarProgress()
-    from mir.evals import LineProgress
-
-    return LineProgress(lambda line: error_console().print(line, markup=False, highlight=False))
+    return BarProgress() if error_console().is_terminal else LineProgress(note)
 
 
-class BarProgress:
+class BarProgress(LineProgress):
+    """``LineProgress``'s counts and ETA drawn as a bar (its ``stop`` line printed above)."""
+
     def __init__(self) -> None:
         from rich.progress import (
             BarColumn,
@@ -34,7 +32,7 @@ class BarProgress:
             TimeElapsedColumn,
         )
 
-        self.passed = self.failed = 0
+        super().__init__(note)
         self._bar = Progress(
             TextColumn("eval"),
             BarColumn(),
@@ -46,29 +44,15 @@ class BarProgress:
             transient=True,
         )
         self._task: Any = None
-        self.total = self.done = 0
-        self.started = time.monotonic()
 
     def start(self, total: int) -> None:
-        self.total, self.started = total, time.monotonic()
+        super().start(total)
         self._bar.start()
         self._task = self._bar.add_task("eval", total=total, passed=0, failed=0, eta="-:--")
 
     def advance(self, suite: str, run: CaseRun) -> None:
-        from mir.evals import eta
-
-        if run.passed:
-            self.passed += 1
-        else:
-            self.failed += 1
-        self.done += 1
-        left = eta(self.started, self.done, self.total)
+        left = self.count(run)
         self._bar.update(self._task, advance=1, passed=self.passed, failed=self.failed, eta=left)
-
-    def stop(self, reason: str) -> None:
-        from mir.evals import stopping
-
-        self._bar.console.print(stopping(reason), markup=False)
 
     def finish(self) -> None:
         self._bar.stop()

@@ -120,21 +120,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
-    import time
-
-    from mir.importlinter import watch_project
+    from mir.importlinter import watch_line, watch_project
 
     out = console()
 
     def show(report: LintReport) -> None:
         _clear(out)
         render_text(report)
-        stats = report.stats
-        out.print(
-            f"[dim]{time.strftime('%H:%M:%S')} re-parsed {stats.parsed}, cached "
-            f"{stats.cached} - watching {root} (Ctrl-C to stop)[/]",
-            markup=True,
-        )
+        out.print(f"[dim]{watch_line(report, root)}[/]", markup=True)
 
     def show_error(exc: Exception) -> None:
         _clear(out)

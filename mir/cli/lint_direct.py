@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mir.cli.output import error_console, note, print_error, say_parts
+
 if TYPE_CHECKING:
     from mir.boundaries import LintReport
 
@@ -85,17 +87,11 @@ def direct_command(argv: list[str]) -> int | None:
     try:
         use_cache = "no_cache" not in found
         report = lint_or_replay(root, cache_dir, baseline, config, warn, use_cache=use_cache)
-    except MirUserError as exc:  # exactly what mir.cli.app.main prints
-        from rich.markup import escape
-
-        from mir.cli.output import error_console
-
-        error_console().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    except MirUserError as exc:
+        print_error(exc)  # exactly what mir.cli.app.main prints
         return exc.exit_code
     except KeyboardInterrupt:
-        from mir.cli.output import error_console
-
-        error_console().print("interrupted", markup=False)  # as mir.cli.app.main says it
+        note("interrupted")  # as mir.cli.app.main says it
         return 130
     print_report(report, found.get("fmt", "text"))
     return report.exit_code
@@ -118,17 +114,12 @@ def warn(message: str) -> None:
     """A warning on stderr (stdout may be JSON, SARIF or JUnit), never a failure."""
     from rich.markup import escape
 
-    from mir.cli.output import error_console
-
     error_console().print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def render_text(report: LintReport) -> None:
     """The text format (``mir.boundaries.text_lines``): paths and messages literal."""
-    from rich.text import Text
-
     from mir.boundaries import text_lines
-    from mir.cli.output import console
 
     for parts in text_lines(report):
-        console().print(Text.assemble(*parts))
+        say_parts(*parts)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import typer
@@ -27,7 +26,7 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT, as_json: bool = JSON, project: Path | None = PROJECT
     ) -> None:
         """Every version of every model, with its stage."""
-        from mir.models import ENTRY_COLUMNS, entry_cells, model_entries, project_root
+        from mir.models import ENTRY_COLUMNS, entry_row, model_entries, project_root
 
         entries = model_entries(project_root(project))
         if chosen_format(fmt, as_json) == "json":
@@ -36,7 +35,7 @@ def register(app: typer.Typer) -> None:
         if not entries:
             say("no models registered (mir models register NAME VERSION ...)")
             return
-        _listing(ENTRY_COLUMNS, map(entry_cells, entries), "stage", {"production": "bold"})
+        print_rows(ENTRY_COLUMNS, map(entry_row, entries))
 
     @group.command("show")
     def show_command(
@@ -80,7 +79,7 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Add a version as a candidate (llama files: its sha256 is computed and kept)."""
-        from mir.models import project_root, register_version
+        from mir.models import project_root, register_version, registered_line
 
         entry = register_version(
             project_root(project),
@@ -96,8 +95,7 @@ def register(app: typer.Typer) -> None:
             by=by,
             why=why,
         )
-        sha = f" sha256 {entry.sha256[:12]}..." if entry.sha256 else ""
-        say(f"registered {entry.ref} as candidate{sha}")
+        say(registered_line(entry))
 
     @group.command("promote")
     def promote_command(
@@ -178,7 +176,7 @@ def register(app: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> None:
         """Every change of a model's versions: who, when, why, forced, the gate."""
-        from mir.models import CHANGE_COLUMNS, change_cells, model_history, project_root
+        from mir.models import CHANGE_COLUMNS, change_row, model_history, project_root
 
         rows = model_history(project_root(project), name)
         if chosen_format(fmt, as_json) == "json":
@@ -187,25 +185,8 @@ def register(app: typer.Typer) -> None:
         if not rows:
             say(f"no history for {name}")
             return
-        _listing(CHANGE_COLUMNS, map(change_cells, rows), "to", {"refused": "red"}, wraps="why")
+        print_rows(CHANGE_COLUMNS, map(change_row, rows), wrap=("why",))
 
     # `compare` and `check` (the canary's evidence and its automatic rollback)
     models_canary.add_commands(group)
     app.add_typer(group, name="models")
-
-
-def _listing(
-    columns: tuple[str, ...],
-    rows: Iterable[list[str | None]],
-    styled: str,
-    styles: dict[str, str],
-    wraps: str | None = None,
-) -> None:
-    """A listing, each column on one line but ``wraps``; the ``styled`` column takes the
-    style its value has in ``styles`` (production in bold, a refusal in red)."""
-    at = columns.index(styled)
-    styled_rows = (
-        ((c, styles.get(cells[at] or "", "") if i == at else "") for i, c in enumerate(cells))
-        for cells in rows
-    )
-    print_rows(columns, styled_rows, wrap=(wraps,) if wraps else ())

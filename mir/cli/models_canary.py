@@ -18,7 +18,7 @@ from mir.cli.output import chosen_format, console, print_listing, say
 from mir.cli.variadic import VariadicCommand
 
 if TYPE_CHECKING:
-    from mir.releases import CanaryCheck, ModelComparison
+    from mir.releases import ModelComparison
 
 SINCE = typer.Option(None, "--since", help="Only decisions of the last 24h, 90m, 7d ...")
 
@@ -53,14 +53,14 @@ def add_commands(group: typer.Typer) -> None:
         project: Path | None = PROJECT,
     ) -> int:
         """Roll back every canary worse than production (exit 1 when one was)."""
-        from mir.releases import check_canaries
+        from mir.releases import check_canaries, check_lines
 
         fmt = chosen_format(fmt, as_json)
         result = check_canaries(project, names or None)
         if fmt == "json":
             console().print_json(result.model_dump_json())
         else:
-            render_check(result)
+            say(*check_lines(result))
         return 1 if result.rolled_back else 0
 
 
@@ -80,9 +80,3 @@ def render_comparison(c: ModelComparison) -> None:
         print_listing(table)
     if (verdict := canary_verdict(c)) is not None:
         say(verdict)
-
-
-def render_check(result: CanaryCheck) -> None:
-    from mir.releases import check_lines
-
-    say(*check_lines(result))

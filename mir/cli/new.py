@@ -38,8 +38,8 @@ def register(app: typer.Typer) -> None:
         capabilities/__init__.py, and .mir/ to .gitignore. Existing files are left as
         they are; re-running changes nothing.
         """
-        from mir.cli.paths import output_folder
         from mir.scaffold import init_project
+        from mir.storage import output_folder
 
         output_folder(folder, "FOLDER", parents=True)
         render_plan(init_project(folder, dry_run=dry_run), dry_run)

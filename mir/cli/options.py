@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import typer
 
-from mir.cli.output import format_option, json_option, project_option
+from mir.cli.output import format_option, json_option
 
-PROJECT = project_option()
+PROJECT = typer.Option(
+    None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
+)
 FORMAT = format_option()
 JSON = json_option()
 AGENT_HELP = "capability.agent, or the agent name alone when only one capability has it."

@@ -183,21 +183,33 @@ def chosen_format(
     return "json" if as_json else fmt or formats[0]
 
 
-def project_option() -> Any:
-    """``--project DIR`` (a ``typer.Option``): the project folder, found from the cwd
-    when not given."""
-    import typer
-
-    return typer.Option(
-        None, "--project", file_okay=False, help="Project folder (default: found from the cwd)."
-    )
-
-
 def say(*lines: Any, err: bool = False) -> None:
     """Each line literally (``literal``: never markup), on stdout or with ``err`` stderr."""
     out = error_console() if err else console()
     for line in lines:
         out.print(literal(line))
+
+
+def print_error(exc: Exception) -> None:
+    """``error: ...`` on stderr, a line for each line of the message (a contract with two
+    typos: two lines, each marked as an error). The message is literal: it quotes things
+    like "[tool.mir]" or the user's own input, which rich would eat as markup."""
+    from rich.text import Text
+
+    for line in str(exc).splitlines() or [""]:
+        error_console().print(Text.assemble(("error:", "bold red"), " ", line))
+
+
+def note(line: str) -> None:
+    """A line on stderr exactly as written (never markup): warnings, progress, notes."""
+    error_console().print(line, markup=False, highlight=False)
+
+
+def say_parts(*parts: str | tuple[str, str]) -> None:
+    """One line on stdout of parts, each text or ``(text, style)``, literally (no markup)."""
+    from rich.text import Text
+
+    console().print(Text.assemble(*parts))
 
 
 def print_json(

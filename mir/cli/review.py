@@ -11,15 +11,7 @@ import typer
 
 from mir.cli.options import AGENT, FORMAT, PROJECT
 from mir.cli.options import JSON as AS_JSON
-from mir.cli.output import (
-    chosen_format,
-    console,
-    error_console,
-    literal,
-    print_json,
-    print_rows,
-    say,
-)
+from mir.cli.output import chosen_format, console, print_json, print_rows, say
 
 if TYPE_CHECKING:
     from mir.reviews import PendingPage
@@ -120,18 +112,14 @@ def build_group() -> typer.Typer:
         """What reviewers decided, as eval cases (--eval) and fine-tuning data (--sft):
         approvals and corrections are the expected decision, a rejection expects
         another action."""
-        from mir.reviews import export_reviews
+        from mir.reviews import export_json, export_lines, export_reviews
 
         as_json = chosen_format(fmt, as_json) == "json"
         report = export_reviews(project, to_eval=to_eval, suite=suite, sft=sft, agent=agent)
         say(*(f"note: {note}" for note in report.notes), err=True)
         if as_json:
-            from mir.reviews import export_json
-
             _print_json(export_json(report))
             return
-        from mir.reviews import export_lines
-
         say(*export_lines(report))
 
     @review.command("serve")
@@ -168,22 +156,19 @@ def _say_done(page: PendingPage, *, always: bool = False) -> None:
     from mir.reviews import page_lines
 
     for result, line in page_lines(page, always=always):
-        (console() if result and always else error_console()).print(literal(line))
+        say(line, err=not (result and always))
 
 
 def render_queue(page: PendingPage) -> None:
-    from mir.reviews import queue_row
+    from mir.reviews import QUEUE_COLUMNS, more_line, queue_row
 
     if not page.items:
         console().print("no flow waits for review")
         return
-    columns = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
     shown = 12 if console().is_terminal else None
     sep = "\n" if console().is_terminal else ", "  # a pipe keeps one line a flow
     # every value may come from a trace file or a model: literal, never markup
     cells = (queue_row(item, id_width=shown, separator=sep) for item in page.items)
-    print_rows(columns, cells, wrap=("waits for",), fold=("key fields",))
-    rest = page.total - page.offset - len(page.items)
-    if rest > 0:
-        after = page.offset + len(page.items)
-        console().print(f"{len(page.items)} of {page.total} shown; next: --offset {after}")
+    print_rows(QUEUE_COLUMNS, cells, wrap=("waits for",), fold=("key fields",))
+    if (more := more_line(page)) is not None:
+        console().print(more)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from mir.cli.options import FORMAT, JSON, PROJECT
-from mir.cli.output import chosen_format, console, literal, print_listing, say
+from mir.cli.output import add_row, chosen_format, console, print_listing, say
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
         """The declared reviewers: name, roles, key fingerprint, whether a web login is set."""
         from rich.table import Table
 
-        from mir.reviewers import roster_rows
+        from mir.reviewers import ROSTER_COLUMNS, roster_cells, roster_rows
 
         shown = chosen_format(fmt, as_json, ("table", "json"))
         rows = roster_rows(project)
@@ -79,14 +79,9 @@ def register(app: typer.Typer) -> None:
         if not rows:
             console().print("no reviewers declared (add one with `mir reviewers add`)")
             return
-        table = Table("name", "roles", "key", "web login")
+        table = Table(*ROSTER_COLUMNS)
         for row in rows:
-            table.add_row(
-                literal(row["name"]),
-                literal(", ".join(row["roles"])),
-                literal(row["fingerprint"]),
-                "yes" if row["login"] else "no",
-            )
+            add_row(table, *roster_cells(row))
         print_listing(table)
 
     @group.command("password")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from mir.cli.output import chosen_format, console, error_console, format_option, json_option
+from mir.cli.output import chosen_format, console, format_option, json_option, note
 
 
 def register(app: typer.Typer) -> None:
@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = format_option(("text", "json")),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
-        from mir.cli.paths import input_folder, output_folder
-        from mir.schemas import rendered_schemas, schema_file, stale_schemas, write_schemas
+        from mir.schemas import rendered_schemas, schema_file, stale_lines, write_schemas
+        from mir.storage import input_folder, output_folder
 
         as_json = chosen_format(fmt, as_json, ("text", "json")) == "json"
         if check is not None:
@@ -40,11 +40,9 @@ def register(app: typer.Typer) -> None:
             console().out(schemas[schema_file(name, schemas)], end="")
             return 0
         if check is not None:
-            stale = stale_schemas(check, schemas)
-            for file in stale:
-                error_console().print(
-                    f"stale: {check / file} (run `mir schema --write {check}`)", markup=False
-                )
+            stale = stale_lines(check, schemas)
+            for line in stale:
+                note(line)
             return 1 if stale else 0
         if write is not None:
             for path in write_schemas(write, schemas):

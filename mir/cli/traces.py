@@ -13,8 +13,8 @@ from mir.cli.options import JSON as AS_JSON
 from mir.cli.output import (
     chosen_format,
     console,
-    error_console,
     json_option,
+    note,
     print_json,
     print_models,
     print_rows,
@@ -24,14 +24,6 @@ if TYPE_CHECKING:
     from mir.traces import FlowSummary, TraceEvent
 
 EXPORT_FORMATS = ("json", "parquet", "otlp")
-
-
-def _warn(line: str) -> None:
-    error_console().print(line, markup=False, highlight=False)
-
-
-def _say(line: str) -> None:
-    console().print(line, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -65,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
         as_json = chosen_format(fmt, as_json) == "json"
         flows = list_traces(
-            project, warn=_warn, agent=agent, status=status, since=since, limit=limit, source=source
+            project, warn=note, agent=agent, status=status, since=since, limit=limit, source=source
         )
         if as_json:
             print_json([listed_json(flow) for flow in flows])
@@ -83,7 +75,7 @@ def register(app: typer.Typer) -> None:
         from mir.traces import flow_events
 
         as_json = chosen_format(fmt, as_json) == "json"
-        events = flow_events(project, flow_id, warn=_warn)
+        events = flow_events(project, flow_id, warn=note)
         if as_json:
             print_models(events)
         else:
@@ -92,12 +84,10 @@ def register(app: typer.Typer) -> None:
     @traces.command("compact")
     def compact_command(project: Path | None = PROJECT) -> None:
         """Fold closed segment files into the DuckDB file (also happens automatically)."""
-        from mir.traces import compact_traces
+        from mir.traces import compact_traces, compaction_line
 
-        result, db_path = compact_traces(project, warn=_warn)  # unreadable lines: warned
-        console().print(
-            f"compacted {result.segments} segment(s), {result.events} event line(s) into {db_path}"
-        )
+        result, db_path = compact_traces(project, warn=note)  # unreadable lines: warned
+        console().print(compaction_line(result, db_path))
 
     @traces.command("export")
     def export_command(
@@ -130,11 +120,11 @@ def register(app: typer.Typer) -> None:
 
         fmt = chosen_format(fmt, as_json, EXPORT_FORMATS)
         if output is not None:
-            from mir.cli.paths import output_file
+            from mir.storage import output_file
 
             output_file(output, "--output")
         count = export_flows(
-            project, fmt, output, warn=_warn, agent=agent, since=since, source=source
+            project, fmt, output, warn=note, agent=agent, since=since, source=source
         )
         if output is not None:
             console().print(f"exported {count} event(s) to {output}", markup=False)
@@ -152,9 +142,9 @@ def register(app: typer.Typer) -> None:
         requires signatures), forged, wrong-key and unknown-reviewer approvals."""
         from mir.runtime import verify_project
 
-        verified = verify_project(project, full=full, warn=_warn)
+        verified = verify_project(project, full=full, warn=note)
         for line in verified.lines:
-            _say(line)
+            console().print(line, markup=False, highlight=False)
         if not verified.ok:
             raise typer.Exit(1)
 
@@ -162,8 +152,7 @@ def register(app: typer.Typer) -> None:
 
 
 def render_flows(flows: list[FlowSummary]) -> None:
-    from mir.traces import FLOW_COLUMNS as columns
-    from mir.traces import flow_cells
+    from mir.traces import FLOW_COLUMNS, flow_cells
 
     if not flows:
         console().print("no flows")
@@ -173,8 +162,8 @@ def render_flows(flows: list[FlowSummary]) -> None:
     shown = 12 if console().is_terminal else None
     # every value may come from a trace file or a model: literal, never markup
     cells = (flow_cells(flow, shown) for flow in flows)
-    every = (*columns, "cost", "ms", "updated UTC")
-    print_rows(every, cells, wrap=(*columns[5:], "cost", "ms"), right=("ms",))
+    every = (*FLOW_COLUMNS, "cost", "ms", "updated UTC")
+    print_rows(every, cells, wrap=(*FLOW_COLUMNS[5:], "cost", "ms"), right=("ms",))
 
 
 def render_flow(events: list[TraceEvent]) -> None:

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mir.drift.domain import AgentDrift, HistoryPoint, MetricResult
+    from mir.drift.domain import AgentDrift, HistoryPoint, MetricResult, Window
 
 SPARK = "▁▂▃▄▅▆▇█"
 # A hash in a detail or a likely cause is shown by its first 12 characters (the JSON
@@ -113,6 +113,16 @@ def metric_cells(m: MetricResult) -> list[str]:
     ]
 
 
+def metric_row(m: MetricResult) -> list[str | tuple[str, str]]:
+    """``metric_cells`` as a terminal table's cells: the verdict ``(words, style)``."""
+    cells: list[str | tuple[str, str]] = list(metric_cells(m))
+    cells[METRIC_COLUMNS.index("verdict")] = (
+        verdict_words(m.verdict),
+        VERDICT_STYLE.get(m.verdict, ""),
+    )
+    return cells
+
+
 def shown_metrics(agent: AgentDrift, kind: str, show_all: bool) -> list[MetricResult]:
     """The metrics of one kind a table lists: those that moved, or all with ``--all``."""
     return [
@@ -176,3 +186,22 @@ def history_rows(points: list[HistoryPoint]) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def history_cells(points: list[HistoryPoint]) -> list[list[tuple[str, str]]]:
+    """``history_rows`` as a terminal table's cells, each ``(text, style)``: the verdict
+    styled as ``VERDICT_STYLE`` says."""
+    styles = {verdict_words(verdict): style for verdict, style in VERDICT_STYLE.items()}
+    at = HISTORY_COLUMNS.index("verdict")
+    return [
+        [(c, styles.get(c, "") if i == at else "") for i, c in enumerate(row)]
+        for row in history_rows(points)
+    ]
+
+
+def frozen_line(frozen: Window, agent: str, name: str) -> str:
+    """What ``mir drift snapshot`` answers: how many decisions it froze, from when to when."""
+    return (
+        f"froze {frozen.decisions} decisions of {agent} as {name!r} "
+        f"({frozen.start:%Y-%m-%d %H:%M} .. {frozen.end:%Y-%m-%d %H:%M})"
+    )

@@ -24,10 +24,11 @@ from mir.evals.domain import (
 from mir.evals.finishing import Evaluated, evaluate
 from mir.evals.gate import conclude
 from mir.evals.history import EvalHistory, EvalHistoryError, HistoryRow
-from mir.evals.history_rows import RUN_COLUMNS, run_cells
+from mir.evals.history_rows import RUN_COLUMNS, history_heading, run_cells
 from mir.evals.progress_lines import LineProgress, eta, stopping
 from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
+from mir.evals.suite_display import SuiteView, suite_view
 from mir.evals.summary import (
     CaseLine,
     baseline_notes,
@@ -77,6 +78,7 @@ __all__ = [
     "LineProgress",
     "ReplayLinesLeftOver",
     "SuiteResult",
+    "SuiteView",
     "agreement_line",
     "baseline_notes",
     "baseline_path",
@@ -89,6 +91,7 @@ __all__ = [
     "eta",
     "evaluate",
     "has_repeats",
+    "history_heading",
     "html_report",
     "judge_line",
     "open_judge",
@@ -107,5 +110,6 @@ __all__ = [
     "sparkline",
     "stopping",
     "suite_notes",
+    "suite_view",
     "write_baseline",
 ]

@@ -99,6 +99,9 @@ class Calibration:
     records_file: Path | None
 
 
+JUDGE_PROVIDERS = ("llama", "litellm", "scripted")
+
+
 def calibrate_judge(
     labels_file: Path,
     *,
@@ -122,6 +125,11 @@ def calibrate_judge(
     from mir.evals.judging import open_judge
     from mir.project import find_project
 
+    if provider is not None and provider not in JUDGE_PROVIDERS:
+        raise UsageError(
+            f"--judge-provider {provider!r} is not a judge provider",
+            hint=f"one of {', '.join(JUDGE_PROVIDERS)}",
+        )
     labels_file = labels_file.resolve()
     read_labels(labels_file)  # a bad labels file fails before any model is loaded
     settings = JudgeSettings()  # the project's model, like a suite that names no judge

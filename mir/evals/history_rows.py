@@ -1,10 +1,12 @@
-"""``mir eval history``'s table in words: its columns and one recorded run's row
-(computed from ``HistoryRow``, no terminal: the CLI only draws it)."""
+"""``mir eval history``'s table in words: the line above it, its columns and one recorded
+run's row (computed from ``HistoryRow``, no terminal: the CLI only draws it)."""
 
 from __future__ import annotations
 
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
+
+from mir.evals.summary import sparkline
 
 if TYPE_CHECKING:
     from mir.evals.history import HistoryRow
@@ -21,6 +23,12 @@ RUN_COLUMNS = (
     "prompt",
     "run by",
 )
+
+
+def history_heading(agent: str, rows: list[HistoryRow]) -> str:
+    """The pass rates' trend over the runs shown, oldest first."""
+    trend = sparkline([row.pass_rate for row in rows])
+    return f"{agent}: pass rate {trend} (oldest to newest, last {len(rows)} runs)"
 
 
 def run_cells(row: HistoryRow) -> list[Any]:

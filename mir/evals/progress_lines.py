@@ -34,22 +34,29 @@ class LineProgress:
 
     def __init__(self, write: Callable[[str], None]) -> None:
         self.write = write
-        self.total = self.done = 0
+        self.total = self.done = self.passed = self.failed = 0
         self.started = time.monotonic()
 
     def start(self, total: int) -> None:
         self.total = total
         self.started = time.monotonic()
 
-    def advance(self, suite: str, run: CaseRun) -> None:
+    def count(self, run: CaseRun) -> str:
+        """Count a finished run (done, passed, failed); the time left after it."""
         self.done += 1
+        self.passed += bool(run.passed)
+        self.failed += not run.passed
+        return eta(self.started, self.done, self.total)
+
+    def advance(self, suite: str, run: CaseRun) -> None:
+        left = self.count(run)
         verdict = "ERROR" if run.error else ("pass" if run.passed else "FAIL")
         outcome = outcome_words(run.status, run.action)
         width = len(str(self.total))
         self.write(
             f"[{self.done:>{width}}/{self.total}] {verdict:<5} {suite} {run.case_id}"
             f" #{run.repeat + 1} {outcome} {run.latency_ms:.0f} ms"
-            f", ETA {eta(self.started, self.done, self.total)}"
+            f", ETA {left}"
         )
 
     def stop(self, reason: str) -> None:

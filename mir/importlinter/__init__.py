@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         lint_or_replay,
         lint_project,
         replay_project,
+        watch_line,
         watch_project,
     )
 
@@ -36,6 +37,7 @@ _WHERE = {
     "lint_project": "linting",
     "replay_project": "linting",
     "lint_or_replay": "linting",
+    "watch_line": "linting",
     "watch_project": "linting",
 }
 
@@ -52,6 +54,7 @@ __all__ = [
     "rule_catalogue",
     "rule_catalogue_json",
     "rule_doc",
+    "watch_line",
     "watch_project",
 ]
 

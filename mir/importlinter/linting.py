@@ -145,6 +145,17 @@ def watch_project(
     )
 
 
+def watch_line(report: LintReport, root: Path) -> str:
+    """The line under each ``--watch`` run: when, how many files were parsed and cached."""
+    import time
+
+    stats = report.stats
+    return (
+        f"{time.strftime('%H:%M:%S')} re-parsed {stats.parsed}, cached "
+        f"{stats.cached} - watching {root} (Ctrl-C to stop)"
+    )
+
+
 def contract_findings(
     root: Path, config: Path | None, cache_dir: Path | None, warn: Warn
 ) -> list[Finding] | None:

@@ -17,9 +17,12 @@ from mir.models.reading import (
     CHANGE_COLUMNS,
     ENTRY_COLUMNS,
     change_cells,
+    change_row,
     entry_cells,
     entry_fields,
+    entry_row,
     gate_words,
+    registered_line,
 )
 from mir.models.registration import author, refuse_secret, register_version
 from mir.models.registry_file import (
@@ -51,10 +54,12 @@ __all__ = [
     "artifact_path",
     "author",
     "change_cells",
+    "change_row",
     "changes",
     "check_routes",
     "entry_cells",
     "entry_fields",
+    "entry_row",
     "gate_words",
     "history_path",
     "in_canary",
@@ -69,6 +74,7 @@ __all__ = [
     "refuse_secret",
     "register",
     "register_version",
+    "registered_line",
     "registry_path",
     "retire_version",
     "rollback",

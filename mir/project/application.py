@@ -99,3 +99,8 @@ class NoProjectFound(ConfigError):
             hint=hint,
         )
         self.from_cwd = from_cwd
+
+    # what the hint says instead where the command takes --project (the CLI knows which)
+    OPTION_HINT = (
+        "run it inside a mir project or pass its folder with --project DIR (`mir init` makes one)"
+    )

@@ -11,7 +11,7 @@ from mir.reviewers.domain import (
     make_statement,
 )
 from mir.reviewers.enrolment import Declared, NewKey, declare, make_key, roster_rows, set_login
-from mir.reviewers.enrolment_words import declared_line, key_lines
+from mir.reviewers.enrolment_words import ROSTER_COLUMNS, declared_line, key_lines, roster_cells
 from mir.reviewers.keys import (
     KEY_ENV,
     KEY_FILE_ENV,
@@ -40,6 +40,7 @@ __all__ = [
     "FILE_NAME",
     "KEY_ENV",
     "KEY_FILE_ENV",
+    "ROSTER_COLUMNS",
     "Declared",
     "Finding",
     "NewKey",
@@ -70,6 +71,7 @@ __all__ = [
     "make_statement",
     "parse_reviewers",
     "reviewer_named",
+    "roster_cells",
     "roster_path",
     "roster_rows",
     "set_login",

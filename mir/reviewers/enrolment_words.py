@@ -1,7 +1,9 @@
-"""What ``mir reviewers keygen`` and ``add`` say, in words (from ``NewKey`` and
-``Declared``, no terminal: the CLI only prints the lines)."""
+"""What ``mir reviewers keygen``, ``add`` and ``list`` say, in words (from ``NewKey``,
+``Declared`` and the roster's rows, no terminal: the CLI only prints the lines)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from mir.reviewers.enrolment import Declared, NewKey
 
@@ -27,3 +29,16 @@ def declared_line(name: str, done: Declared) -> str:
         f"{', '.join(old.roles) or 'none'}, key {old.fingerprint}; now roles "
         f"{', '.join(new.roles) or 'none'}, key {new.fingerprint})"
     )
+
+
+ROSTER_COLUMNS = ("name", "roles", "key", "web login")
+
+
+def roster_cells(row: dict[str, Any]) -> list[str]:
+    """A ``roster_rows`` row in ``mir reviewers list``, in ``ROSTER_COLUMNS`` order."""
+    return [
+        row["name"],
+        ", ".join(row["roles"]),
+        row["fingerprint"],
+        "yes" if row["login"] else "no",
+    ]

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any
 from mir.reviews.domain import PendingFlow, PendingPage, compact, key_fields
 from mir.reviews.queue import pending_page
 from mir.reviews.sweep import EXPIRE_BATCH, expire_all
-from mir.reviews.wording import age, export_json, export_lines, page_lines, queue_row
+from mir.reviews.wording import (
+    QUEUE_COLUMNS,
+    age,
+    export_json,
+    export_lines,
+    more_line,
+    page_lines,
+    queue_row,
+)
 
 if TYPE_CHECKING:
     from mir.reviews.export import SuiteExport
@@ -33,6 +41,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "EXPIRE_BATCH",
+    "QUEUE_COLUMNS",
     "ExportReport",
     "PendingFlow",
     "PendingPage",
@@ -45,6 +54,7 @@ __all__ = [
     "export_lines",
     "export_reviews",
     "key_fields",
+    "more_line",
     "page_lines",
     "pending_page",
     "queue_row",

@@ -1,5 +1,6 @@
-"""The review queue and its exports in words: ages, a waiting flow's row, what a read
-did, the export's summary and JSON (what ``mir review`` shows, without a terminal)."""
+"""The review queue and its exports in words: ages, a waiting flow's row, the line under
+a page that is not the last, what a read did, the export's summary and JSON (what ``mir
+review`` shows, without a terminal)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def age(seconds: float) -> str:
     return f"{s // 86400}d {s % 86400 // 3600:02d}h"
 
 
+QUEUE_COLUMNS = ("flow", "age", "agent", "action", "key fields", "waits for", "expires in")
+
+
 def queue_row(
     item: PendingFlow, *, id_width: int | None, separator: str = ", "
 ) -> tuple[str | None, ...]:
@@ -43,6 +47,14 @@ def queue_row(
         item.waits_for,
         left,
     )
+
+
+def more_line(page: PendingPage) -> str | None:
+    """Under a page that is not the last: how many it showed, and the next ``--offset``."""
+    shown = len(page.items)
+    if page.total - page.offset - shown <= 0:
+        return None
+    return f"{shown} of {page.total} shown; next: --offset {page.offset + shown}"
 
 
 def export_json(report: ExportReport) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 from mir.runtime.agent_listing import (
     AGENT_COLUMNS,
     agent_cells,
+    answer_parts,
     broken_line,
     listed_agents,
     short_time,
@@ -101,6 +102,7 @@ __all__ = [
     "StoreStatus",
     "Verification",
     "agent_cells",
+    "answer_parts",
     "approve",
     "audit_reviews",
     "broken_line",

@@ -40,6 +40,17 @@ def unchanged_line(status: AgentStatus) -> str:
     return f"{status.name}: already {status.state} ({since}; nothing changed)"
 
 
+def answer_parts(status: AgentStatus) -> list[str | tuple[str, str]]:
+    """What ``mir agents suspend`` or ``resume`` answers, as parts of one line (text, or
+    ``(text, style)``): ``NAME: suspended (by alice)`` for a change; for none, suspend and
+    resume answer alike (``unchanged_line``)."""
+    if not status.changed:
+        return [unchanged_line(status)]
+    if status.state == "suspended":
+        return [f"{status.name}: ", ("suspended", "red"), f" (by {status.by})"]
+    return [f"{status.name}: ", ("active", "green"), f" (resumed by {status.by})"]
+
+
 def broken_line(listing: Sequence[AgentStatus]) -> str | None:
     """A listing with broken contracts says so (it exits 1): they decide nothing until
     fixed, and a script checking the listing must not read it as healthy."""

@@ -4,8 +4,16 @@ from mir.schemas.catalogue import (
     all_schemas,
     rendered_schemas,
     schema_file,
+    stale_lines,
     stale_schemas,
     write_schemas,
 )
 
-__all__ = ["all_schemas", "rendered_schemas", "schema_file", "stale_schemas", "write_schemas"]
+__all__ = [
+    "all_schemas",
+    "rendered_schemas",
+    "schema_file",
+    "stale_lines",
+    "stale_schemas",
+    "write_schemas",
+]

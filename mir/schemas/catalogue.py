@@ -23,6 +23,14 @@ def stale_schemas(folder: Path, schemas: dict[str, str]) -> list[str]:
     return [file for file, text in schemas.items() if _read(folder / file) != text]
 
 
+def stale_lines(folder: Path, schemas: dict[str, str]) -> list[str]:
+    """``stale_schemas`` as ``mir schema --check`` reports them: each with the fix."""
+    return [
+        f"stale: {folder / file} (run `mir schema --write {folder}`)"
+        for file in stale_schemas(folder, schemas)
+    ]
+
+
 def write_schemas(folder: Path, schemas: dict[str, str]) -> list[Path]:
     """Write every schema into ``folder`` (created); the files written."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from mir.storage.conflicts import is_lock_conflict, retrying_while_locked
 from mir.storage.digests import DigestCache, Identity, identity
 from mir.storage.flock import file_lock, lock_descriptor
 from mir.storage.migrations import Migration, UnknownMigrationError, migrate, pending, recorded
+from mir.storage.paths import input_folder, output_file, output_folder
 from mir.storage.ports import (
     AgentStateStore,
     EvalRunLog,
@@ -45,9 +46,12 @@ __all__ = [
     "fleet_url",
     "hide_password",
     "identity",
+    "input_folder",
     "is_lock_conflict",
     "lock_descriptor",
     "migrate",
+    "output_file",
+    "output_folder",
     "pending",
     "quiet_pool_log",
     "recorded",

@@ -33,6 +33,7 @@ from mir.traces.store import TraceStore
 from mir.traces.wording import (
     EVENT_COLUMNS,
     FLOW_COLUMNS,
+    compaction_line,
     event_cells,
     event_details,
     flow_cells,
@@ -62,6 +63,7 @@ __all__ = [
     "TraceStoreError",
     "chosen_sources",
     "compact_traces",
+    "compaction_line",
     "event_cells",
     "event_details",
     "export_flows",

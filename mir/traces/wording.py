@@ -1,13 +1,15 @@
-"""What ``mir traces list`` and ``show`` say, in words: a flow's row, an event's row,
-the data each step recorded, and the flow's reviews (from its events)."""
+"""What ``mir traces list``, ``show`` and ``compact`` say, in words: a flow's row, an
+event's row, the data each step recorded, the flow's reviews (from its events), and what
+a compaction folded."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from mir.traces.domain import UNFINISHED, FlowSummary, TraceEvent
+from mir.traces.domain import UNFINISHED, CompactionResult, FlowSummary, TraceEvent
 
 FLOW_COLUMNS = ("flow", "agent", "source", "status", "action", "steps", "model", "tokens")
 EVENT_COLUMNS = ("seq", "step", "status", "reasons", "provider/model", "prompt")
@@ -80,3 +82,8 @@ def flow_review_lines(events: Sequence[TraceEvent]) -> list[str]:
                 f"model's {json.dumps(data.get('proposal'), ensure_ascii=False)}"
             )
     return lines
+
+
+def compaction_line(result: CompactionResult, db_path: Path) -> str:
+    """What ``mir traces compact`` folded, and into which database."""
+    return f"compacted {result.segments} segment(s), {result.events} event line(s) into {db_path}"

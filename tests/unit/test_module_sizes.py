@@ -1,7 +1,7 @@
 """The size limits the intent docs promise: small files an assistant can read whole.
 
 No module over 400 lines, the median module at most 120 lines, and the CLI (a thin
-shell: parse, call one application function, render) no larger than it is now: 2,803
+shell: parse, call one application function, render) no larger than it is now: 2,690
 lines, a ratchet on the way to the 2,600 the design asks for (the README says it is not
 reached yet: what is left is typer options with their help, and rich drawing).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "mir"
 MAX_LINES = 400
 MAX_MEDIAN = 120
-MAX_CLI_LINES = 2803  # lower it as the CLI shrinks; the target is 2,600
+MAX_CLI_LINES = 2690  # lower it as the CLI shrinks; the design asks for at most 2,600
 
 
 def _sizes() -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""Paths the user gives on the command line, checked before anything is read or written.
+"""Paths the user gives (on the command line: ``--output``, ``--html``, ``--write``,
+``init FOLDER``), checked before anything is read or written.
 
 One checker for every command, so each problem is one ``error:`` line (exit 2) naming the
 option and the path, never a ``FileNotFoundError`` or ``duckdb.IOException`` traceback
