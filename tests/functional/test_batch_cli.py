@@ -211,3 +211,27 @@ def test_a_damaged_journal_is_refused_naming_its_line(tmp_path: Path) -> None:
     done = _mir(root)
     assert done.returncode == 2 and f"{journal}:2" in done.stderr, done.stderr
     assert sum(_executed(root).values()) == 3
+
+
+def test_ctrl_c_finishes_the_rows_in_flight_writes_the_results_and_a_rerun_goes_on(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, 60)
+    slow = _env(REFUNDS_DELAY_S="0.05")
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    process = subprocess.Popen(_args(), cwd=root, env=slow, **pipes)
+    deadline = time.monotonic() + 120
+    while _done_rows(root) < 5:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "stopping: the rows in flight finish" in err and "Traceback" not in err
+    assert "rows left; run the same command again" in out
+    partial = _results(root)
+    assert 5 <= len(partial) < 60 and {r["status"] for r in partial} == {"executed"}
+    again = _mir(root, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["skipped"] == len(partial)
+    assert _executed(root) == Counter(f"row {i}" for i in range(60))
