@@ -76,7 +76,9 @@ def run_batch(
             None if context is None else read_json_object(context, "--context"), role, requested_by,
             str(journal_path(proj.state_dir, out).with_suffix(".workers")),
         )  # fmt: skip
-        with opened_journal(proj.state_dir, out, agent=probe.name, inputs=inputs) as journal:
+        redact = getattr(probe.deps.traces, "redact", None)  # pure: usable after close
+        where = {"agent": probe.name, "inputs": inputs, "redact": redact}
+        with opened_journal(proj.state_dir, out, **where) as journal:
             report = BatchReport(out=out, total=len(rows))
             started = time.monotonic()
             try:

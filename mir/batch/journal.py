@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,12 +46,20 @@ class Journal:
     started: dict[str, str] = field(default_factory=dict)  # key -> flow id
     done: dict[str, RowOutcome] = field(default_factory=dict)
     _handle: Any = None
+    # The trace store's redactor: an outcome's decision, reasons and error are written
+    # here and to the results file with the traces' secrets replaced, as the traces are.
+    # The key, line and flow id are kept as they are (they name the row).
+    redact: Callable[[Any], Any] | None = None
 
     def start(self, key: str, flow_id: str) -> None:
         self.started[key] = flow_id
         self._write({"start": key, "flow": flow_id})
 
     def finish(self, outcome: RowOutcome) -> None:
+        if self.redact is not None:
+            shown = outcome.model_dump()
+            names = {k: shown[k] for k in ("key", "line", "flow_id")}
+            outcome = RowOutcome.model_validate({**self.redact(shown), **names})
         self.done[outcome.key] = outcome
         self._write({"done": outcome.key, "outcome": outcome.model_dump()})
 
@@ -67,7 +75,14 @@ class Journal:
 
 
 @contextlib.contextmanager
-def opened_journal(state_dir: Path, out: Path, *, agent: str, inputs: Path) -> Iterator[Journal]:
+def opened_journal(
+    state_dir: Path,
+    out: Path,
+    *,
+    agent: str,
+    inputs: Path,
+    redact: Callable[[Any], Any] | None = None,
+) -> Iterator[Journal]:
     """The results file's journal (new or read back), held by this run until the block
     ends; a UsageError when another run holds it, or the file is not a journal of this
     agent's batch."""
@@ -89,7 +104,7 @@ def opened_journal(state_dir: Path, out: Path, *, agent: str, inputs: Path) -> I
             if journal is None:
                 journal = Journal(path, uuid.uuid4().hex, agent, _handle=handle)
                 journal._write(_header(journal, out, inputs))
-            journal._handle = handle
+            journal._handle, journal.redact = handle, redact
             yield journal
 
 

@@ -235,3 +235,28 @@ def test_ctrl_c_finishes_the_rows_in_flight_writes_the_results_and_a_rerun_goes_
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["skipped"] == len(partial)
     assert _executed(root) == Counter(f"row {i}" for i in range(60))
+
+
+def test_a_secret_in_a_decision_never_reaches_the_journal_or_the_results(tmp_path: Path) -> None:
+    from tests.support.secret_samples import CUSTOM_PATTERN, ENV_SECRETS, SAMPLES
+
+    root = _project(tmp_path, len(SAMPLES))
+    pyproject = root / "pyproject.toml"
+    patterns = json.dumps([CUSTOM_PATTERN])
+    pyproject.write_text(
+        f"{pyproject.read_text()}\n[tool.mir.traces]\nredact_patterns = {patterns}\n"
+    )
+    replies = []
+    for _, text, _secret in SAMPLES:
+        decision = {"action": "refund", "confidence": 0.9, "amount": 40, "reason": text}
+        replies.append(json.dumps(json.dumps(decision)) + "\n")
+    (root / "replies.jsonl").write_text("".join(replies))
+    for out in ("rows.results.jsonl", "rows.parquet"):
+        done = _mir(root, "--out", out, **ENV_SECRETS)
+        assert done.returncode == 0, done.stderr
+    journals = sorted((root / ".mir" / "batches").glob("*.jsonl"))  # one per results file
+    assert len(journals) == 2
+    written = [j.read_bytes() for j in journals]
+    written += [(root / "rows.results.jsonl").read_bytes(), (root / "rows.parquet").read_bytes()]
+    leaked = [shape for shape, _, secret in SAMPLES if any(secret.encode() in w for w in written)]
+    assert not leaked, leaked
