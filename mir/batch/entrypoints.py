@@ -60,7 +60,7 @@ def run_batch(
         raise UsageError(f"-j {jobs}: at least 1 worker")
     rows = _rows(inputs, key)
     out = out if out is not None else default_out(inputs)
-    check_out(out)
+    check_out(out, inputs)
     proj = find_project(Path(project) if project is not None else None)
     if provider == "scripted" and responses is not None:
         _check_replies(Path(responses), len(rows))

@@ -28,8 +28,11 @@ _PARQUET_COLUMNS = {
 }
 
 
-def check_out(out: Path) -> None:
-    """Refuse, before any decision, a results path that cannot be written."""
+def check_out(out: Path, inputs: Path) -> None:
+    """Refuse, before any decision, a results path that cannot be written, or that is
+    the inputs (the results would replace them)."""
+    if out.resolve() == inputs.resolve():
+        raise UsageError(f"--out {out} is the --batch file", hint="name another file")
     if out.is_dir():
         raise UsageError(f"--out {out} is a folder", hint="name a .jsonl or .parquet file")
     if not out.parent.is_dir():

@@ -184,6 +184,7 @@ def test_random_kills_never_execute_a_row_twice_and_the_last_run_finishes_all(
         (lambda r: None, ("--input", "{}"), "--input decides one input: not with --batch"),
         (lambda r: None, ("--out", "nowhere/x.jsonl"), "does not exist"),
         (lambda r: (r / "rows.jsonl").unlink(), (), "no such file"),
+        (lambda r: None, ("--out", "./rows.jsonl"), "is the --batch file"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_nothing_is_decided(tmp_path: Path, setup, extra, message):
