@@ -261,3 +261,23 @@ def test_a_secret_in_a_decision_never_reaches_the_journal_or_the_results(tmp_pat
     written += [(root / "rows.results.jsonl").read_bytes(), (root / "rows.parquet").read_bytes()]
     leaked = [shape for shape, _, secret in SAMPLES if any(secret.encode() in w for w in written)]
     assert not leaked, leaked
+
+
+def test_on_a_terminal_a_bar_shows_and_the_summary_is_whole(tmp_path: Path) -> None:
+    import pty
+    import re
+
+    from tests.support.terminal import read_terminal
+
+    root = _project(tmp_path, 30)
+    master, slave = pty.openpty()
+    env = {**_env(COLUMNS="100", TERM="xterm", REFUNDS_DELAY_S="0.02")}
+    env.pop("NO_COLOR")
+    process = subprocess.Popen(_args(), cwd=root, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    received = read_terminal(master, process)
+    assert process.wait(timeout=60) == 0, received.decode(errors="replace")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", received.decode())
+    assert re.search(r"batch .* \d+/30", shown), shown  # the bar, with done/total
+    assert "batch: 3/30 rows" not in shown  # not the piped lines
+    assert "decided 30 of 30 rows of rows.jsonl" in shown and "executed 30" in shown
