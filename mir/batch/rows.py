@@ -61,23 +61,10 @@ def parse_rows(lines: Iterable[str], source: str, key_field: str | None) -> list
 
 
 def _object(text: str, where: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise UsageError("the row is nested too deeply", where=where) from None
-    except ValueError as exc:
-        raise UsageError(
-            f"not JSON: {getattr(exc, 'msg', exc)}",
-            where=where,
-            hint="one JSON object a line (JSONL)",
-        ) from None
-    if not isinstance(value, dict):
-        raise UsageError(
-            f"a row is a JSON object, not {type(value).__name__}",
-            where=where,
-            hint="one agent input a line",
-        )
-    return value
+    # As strict as --input: NaN / Infinity and a key given twice are refused too.
+    from mir.runtime import parse_json_object
+
+    return parse_json_object(text, where, hint="one JSON object a line (JSONL)")
 
 
 def _field_key(value: dict[str, Any], field: str, where: str) -> str:

@@ -18,7 +18,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
-    from mir.runtime.arguments import read_json_object
+    from mir.runtime.arguments import parse_json_object, read_json_object
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.fleet_reviews import (
         PublishedFlow,
@@ -73,10 +73,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import interrupted
 
         return interrupted.close_interrupted
-    if name == "read_json_object":
+    if name in ("parse_json_object", "read_json_object"):
         from mir.runtime import arguments
 
-        return arguments.read_json_object
+        return getattr(arguments, name)
     if name in ("Stop", "first_interrupt_stops", "start_method"):
         from mir.runtime import processes
 
@@ -117,6 +117,7 @@ __all__ = [
     "listed_agents",
     "load_agent",
     "migrate_store",
+    "parse_json_object",
     "preview_prompt",
     "prompt_json",
     "read_json_object",

@@ -40,6 +40,16 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
             "empty: no JSON given", where=where, hint="pass a JSON object, @FILE or - for stdin"
         )
 
+    return parse_json_object(text, where)
+
+
+def parse_json_object(
+    text: str, where: str, hint: str = "pass a JSON object, @FILE or - for stdin"
+) -> dict[str, Any]:
+    """``text`` as a JSON object, read strictly: NaN / Infinity and a key given twice are
+    refused (which value is meant is ambiguous), like a number too long or nesting too
+    deep; each as a UsageError at ``where``."""
+
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
 
@@ -59,7 +69,7 @@ def read_json_object(value: str, option: str) -> dict[str, Any]:
         raise UsageError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             where=where,
-            hint="pass a JSON object, @FILE or - for stdin",
+            hint=hint,
         ) from exc
     except ValueError as exc:  # also a number of more than 4,300 digits
         raise UsageError(str(exc)[:200], where=where) from exc

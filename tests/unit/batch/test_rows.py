@@ -49,8 +49,10 @@ def test_blank_lines_are_skipped_and_lines_numbered_as_in_the_file() -> None:
 @pytest.mark.parametrize(
     ("lines", "key", "message"),
     [
-        (["[1, 2]"], None, "f:1: a row is a JSON object, not list"),
-        (['{"id": 1}', "{nope"], None, "f:2: not JSON"),
+        (["[1, 2]"], None, "f:1: expected a JSON object, got list"),
+        (['{"id": 1}', "{nope"], None, "f:2: invalid JSON"),
+        (['{"amount": 10, "amount": 9000}'], None, "f:1: duplicate key 'amount'"),
+        (['{"amount": NaN}'], None, "f:1: NaN is not valid JSON"),
         (['{"id": 1}', '{"id": 1}'], "id", "f:2: --key id: '1' is also the key of line 1"),
         (['{"x": 1}'], "id", "f:1: --key id: the row has no field 'id'"),
         (['{"id": true}'], "id", "not a string or an integer"),
