@@ -118,7 +118,9 @@ def _header(journal: Journal, out: Path, inputs: Path) -> dict[str, Any]:
     }
 
 
-def _read(path: Path, out: Path, agent: str) -> Journal:
+def _read(path: Path, out: Path, agent: str) -> Journal | None:
+    """The journal read back; None when not even its header was written whole (the
+    first run was killed at once): a new batch starts."""
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data):  # a line cut short by a kill: only ever the last one
@@ -127,7 +129,9 @@ def _read(path: Path, out: Path, agent: str) -> Journal:
             os.fsync(handle.fileno())
     lines = data[:end].decode("utf-8", "surrogatepass").splitlines()
     records = [_line(text, f"{path}:{n}") for n, text in enumerate(lines, start=1)]
-    if not records or "batch" not in records[0]:
+    if not records:
+        return None
+    if "batch" not in records[0]:
         raise UsageError(
             "the batch journal has no header",
             where=f"{path}:1",

@@ -118,3 +118,14 @@ def test_settling_skips_done_rows_and_decides_only_those_with_no_events(tmp_path
     assert journal.started["2"] == "f2"
     assert (report.skipped, report.recovered, report.retried) == (1, 1, 0)
     assert journal.done["1"].status == "interrupted"
+
+
+def test_a_header_torn_by_a_kill_starts_a_new_batch(tmp_path: Path) -> None:
+    path = journal_path(tmp_path / ".mir", tmp_path / "out.jsonl")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"batch": "abc", "ag')  # killed while writing the very first line
+    with _open(tmp_path) as journal:
+        assert journal.batch_id != "abc" and not journal.started
+        journal.start("a", "fa")
+    with _open(tmp_path) as again:
+        assert again.batch_id == journal.batch_id and again.in_doubt() == {"a": "fa"}
