@@ -96,10 +96,6 @@ def register(app: typer.Typer) -> None:
                 hint="table, json or junit; an HTML report is --html FILE, beside any format",
             )
         fmt = chosen_format(fmt, as_json, FORMATS)
-        if html is not None:
-            from mir.storage import output_file
-
-            output_file(html, "--html")
         done = evaluate(
             targets or (),
             show=lambda report: render(report, fmt, verbose=verbose),

@@ -39,9 +39,7 @@ def register(app: typer.Typer) -> None:
         they are; re-running changes nothing.
         """
         from mir.scaffold import init_project
-        from mir.storage import output_folder
 
-        output_folder(folder, "FOLDER", parents=True)
         render_plan(init_project(folder, dry_run=dry_run), dry_run)
 
     new = typer.Typer(

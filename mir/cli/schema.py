@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -27,30 +26,11 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = format_option(("text", "json")),
     ) -> int:
         """Print or write the JSON schemas of the files mir reads (for editor completion)."""
-        from mir.schemas import rendered_schemas, schema_file, stale_lines, write_schemas
-        from mir.storage import input_folder, output_folder
+        from mir.schemas import schema_answer
 
         as_json = chosen_format(fmt, as_json, ("text", "json")) == "json"
-        if check is not None:
-            input_folder(check, "--check")
-        if write is not None:
-            output_folder(write, "--write")
-        schemas = rendered_schemas()
-        if name is not None:
-            console().out(schemas[schema_file(name, schemas)], end="")
-            return 0
-        if check is not None:
-            stale = stale_lines(check, schemas)
-            for line in stale:
-                note(line)
-            return 1 if stale else 0
-        if write is not None:
-            for path in write_schemas(write, schemas):
-                console().print(f"wrote {path}", markup=False)
-            return 0
-        if as_json:
-            console().out(json.dumps(sorted(schemas), indent=2))
-            return 0
-        for file in schemas:
-            console().print(file, markup=False)
-        return 0
+        answer = schema_answer(name, write=write, check=check, as_json=as_json)
+        console().out(answer.out, end="")
+        for line in answer.notes:
+            note(line)
+        return answer.code

@@ -119,10 +119,6 @@ def register(app: typer.Typer) -> None:
         from mir.traces import export_flows
 
         fmt = chosen_format(fmt, as_json, EXPORT_FORMATS)
-        if output is not None:
-            from mir.storage import output_file
-
-            output_file(output, "--output")
         count = export_flows(
             project, fmt, output, warn=note, agent=agent, since=since, source=source
         )

@@ -41,7 +41,10 @@ def evaluate(
     HTML report to ``html``, and record the run in the project's history; every line
     for the user besides the report goes to ``say``."""
     from mir.evals.api import html_report, record_history, run_eval
+    from mir.storage import output_file
 
+    if html is not None:
+        output_file(html, "--html")  # refused before anything runs
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReplayLinesLeftOver)
         report = run_eval(

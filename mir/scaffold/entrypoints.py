@@ -20,10 +20,12 @@ from mir.scaffold.application import (
     plan_init,
 )
 from mir.scaffold.domain import Plan
+from mir.storage import output_folder
 
 
 def init_project(folder: Path, *, dry_run: bool = False) -> Plan:
     """``mir init``: make ``folder`` (created if needed) a mir project; safe to re-run."""
+    output_folder(folder, "FOLDER", parents=True)
     workspace = DiskWorkspace()
     plan = plan_init(
         folder,

@@ -7,7 +7,42 @@ capabilities that read it; the CLI renders what ``rendered_schemas`` returns."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SchemaAnswer:
+    """What ``mir schema`` prints: ``out`` on stdout as it is, ``notes`` a line each on
+    stderr, and its exit code."""
+
+    out: str = ""
+    notes: list[str] = field(default_factory=list)
+    code: int = 0
+
+
+def schema_answer(
+    name: str | None, *, write: Path | None, check: Path | None, as_json: bool
+) -> SchemaAnswer:
+    """``mir schema``: one schema (``name``), the stale check of ``check``, every schema
+    written into ``write``, or the list of names (``as_json``: a JSON array)."""
+    from mir.storage import input_folder, output_folder
+
+    if check is not None:
+        input_folder(check, "--check")
+    if write is not None:
+        output_folder(write, "--write")
+    schemas = rendered_schemas()
+    if name is not None:
+        return SchemaAnswer(schemas[schema_file(name, schemas)])
+    if check is not None:
+        stale = stale_lines(check, schemas)
+        return SchemaAnswer(notes=stale, code=1 if stale else 0)
+    if write is not None:
+        return SchemaAnswer("".join(f"wrote {path}\n" for path in write_schemas(write, schemas)))
+    if as_json:
+        return SchemaAnswer(json.dumps(sorted(schemas), indent=2) + "\n")
+    return SchemaAnswer("".join(f"{file}\n" for file in schemas))
 
 
 def rendered_schemas() -> dict[str, str]:

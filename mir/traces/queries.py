@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mir.storage import output_file
 from mir.traces.domain import UNFINISHED, CompactionResult, FlowSummary, TraceEvent
 from mir.traces.store import TraceStore
 
@@ -109,6 +110,8 @@ def export_flows(
     from mir.traces.exporters import export_traces
     from mir.traces.sources import FlowFilter
 
+    if output is not None:
+        output_file(output, "--output")  # refused before anything is read
     sources = chosen_sources(source)
     window = parse_since(since) if since else None
     with project_store(project, warn) as store:
