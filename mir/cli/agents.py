@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every agent of the project with its state (active / suspended / broken); exit 1
         when a contract is broken."""
-        from mir.runtime import AGENT_COLUMNS, agent_cells, broken_line, listed_agents
+        from mir.runtime import agent_cells, agent_columns, broken_line, listed_agents
 
         as_json = chosen_format(fmt, as_json) == "json"
         statuses, folder = listed_agents(project)
@@ -31,12 +31,11 @@ def register(app: typer.Typer) -> None:
             console().print(f"no agents found under {folder}/", markup=False)
             return
         terminal = console().is_terminal
-        at = "at UTC" if terminal else "at"
         # names, reasons and paths are written by users: literal, never markup
         cells = (agent_cells(status, terminal=terminal) for status in statuses)
         # the name stays whole; a long contract path wraps (folds) instead of ending in
         # `…`, which made agents/triage.yaml and agents/triage2.yaml look the same
-        print_rows((*AGENT_COLUMNS, at), cells, wrap=("reason", "by"), fold=("contract",))
+        print_rows(agent_columns(terminal), cells, wrap=("reason", "by"), fold=("contract",))
         if broken:
             note(broken)
             raise typer.Exit(1)

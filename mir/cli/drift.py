@@ -53,12 +53,9 @@ def _options(
     from mir.drift import WindowOptions
 
     return WindowOptions(
-        window=window,
-        reference=reference,
-        last=last,
-        reference_last=reference_last,
+        window=window, reference=reference, last=last, reference_last=reference_last,
         rubrics=rubrics,
-    )
+    )  # fmt: skip
 
 
 def _watch_renderers(fmt: str) -> tuple[Any, Any]:

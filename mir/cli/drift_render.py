@@ -25,6 +25,7 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
         agent_heading,
         agent_notes,
         brief_lines,
+        metric_column,
         metric_row,
         shown_metrics,
     )
@@ -40,17 +41,9 @@ def render(report: DriftReport, fmt: str, *, show_all: bool, brief: bool = False
             if not rows:
                 continue
             table = Table(title=f"{kind} drift", title_justify="left", show_edge=False)
-            # metric names are never cut (`mir drift history` takes them); the detail folds
             longest = max(len(m.metric) for m in rows)
             for column in METRIC_COLUMNS:
-                if column == "metric":
-                    table.add_column(column, no_wrap=True, min_width=longest)
-                elif column == "detail":
-                    table.add_column(column, overflow="fold", ratio=1)
-                elif column in ("verdict", "warn/suspend"):
-                    table.add_column(column, no_wrap=True)
-                else:
-                    table.add_column(column)
+                table.add_column(column, **metric_column(column, longest))
             for m in rows:
                 add_row(table, *metric_row(m))
             print_listing(table)

@@ -97,20 +97,11 @@ def register(app: typer.Typer) -> None:
             )
         fmt = chosen_format(fmt, as_json, FORMATS)
         done = evaluate(
-            targets or (),
-            show=lambda report: render(report, fmt, verbose=verbose),
-            say=note,
-            html=html,
-            update_baseline=update_baseline,
-            project=project,
-            provider=provider,
-            model=model,
-            responses=responses,
-            jobs=jobs,
-            repeat=repeat,
-            cache=not no_cache,
+            targets or (), show=lambda report: render(report, fmt, verbose=verbose), say=note,
+            html=html, update_baseline=update_baseline, project=project, provider=provider,
+            model=model, responses=responses, jobs=jobs, repeat=repeat, cache=not no_cache,
             progress=eval_progress(quiet=quiet),
-        )
+        )  # fmt: skip
         if done.exit_code:
             raise typer.Exit(done.exit_code)
 

@@ -66,17 +66,11 @@ def register(group: typer.Typer) -> None:
         as_json = chosen_format(fmt, as_json) == "json"
         with step_spinner(enabled=not as_json) as show:
             result = calibrate_judge(
-                labels,
-                suite=suite,
-                project=project,
-                provider=judge_provider,
-                model=judge_model,
-                api_base=judge_api_base,
-                api_key_env=judge_api_key_env,
-                responses=judge_responses,
-                record=not no_record,
+                labels, suite=suite, project=project, provider=judge_provider,
+                model=judge_model, api_base=judge_api_base, api_key_env=judge_api_key_env,
+                responses=judge_responses, record=not no_record,
                 progress=None if show is None else lambda d, n: show(f"judging {d}/{n}"),
-            )
+            )  # fmt: skip
         if as_json:
             from mir.evals import calibration_to_json
 

@@ -9,7 +9,7 @@ import typer
 
 from mir.cli.lint_direct import print_report, render_text, warn
 from mir.cli.options import FORMAT, JSON
-from mir.cli.output import chosen_format, console, print_json
+from mir.cli.output import chosen_format, console, literal, print_json, say_parts
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -127,11 +127,11 @@ def _watch(root: Path, options: LintOptions, config: Path | None) -> None:
     def show(report: LintReport) -> None:
         _clear(out)
         render_text(report)
-        out.print(f"[dim]{watch_line(report, root)}[/]", markup=True)
+        out.print(literal(watch_line(report, root), style="dim"))  # the root: literal
 
     def show_error(exc: Exception) -> None:
         _clear(out)
-        out.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        say_parts(("error:", "bold red"), " ", str(exc))  # it may quote "[tool.mir]"
         out.print("[dim]watching (Ctrl-C to stop)[/]", markup=True)
 
     watch_project(root, options, config, warn, show, show_error)

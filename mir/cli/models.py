@@ -82,19 +82,10 @@ def register(app: typer.Typer) -> None:
         from mir.models import project_root, register_version, registered_line
 
         entry = register_version(
-            project_root(project),
-            name=name,
-            version=version,
-            artifact=artifact,
-            provider=provider,
-            api_base=api_base,
-            quantization=quantization,
-            context=context,
-            queue=queue,
-            notes=notes,
-            by=by,
-            why=why,
-        )
+            project_root(project), name=name, version=version, artifact=artifact,
+            provider=provider, api_base=api_base, quantization=quantization, context=context,
+            queue=queue, notes=notes, by=by, why=why,
+        )  # fmt: skip
         say(registered_line(entry))
 
     @group.command("promote")
@@ -123,16 +114,9 @@ def register(app: typer.Typer) -> None:
         from mir.releases import promote_to, promotion_lines
 
         result = promote_to(
-            project,
-            name,
-            version,
-            to,
-            by=by,
-            why=why,
-            share=share,
-            force=force,
+            project, name, version, to, by=by, why=why, share=share, force=force,
             responses=responses,
-        )
+        )  # fmt: skip
         if result.report is not None:
             render(result.report, "table")
         elif result.note:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _print_json = partial(print_json, default=str)
 
 
-def build_group() -> typer.Typer:
+def register(app: typer.Typer) -> None:
     review = typer.Typer(
         help="Flows waiting for a human: list them, close the expired, remind reviewers, "
         "export what reviewers decided.",
@@ -143,11 +143,7 @@ def build_group() -> typer.Typer:
 
         serve(find_project(project).root, host=host, port=port, keys_dir=keys)
 
-    return review
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(build_group(), name="review")
+    app.add_typer(review, name="review")
 
 
 def _say_done(page: PendingPage, *, always: bool = False) -> None:

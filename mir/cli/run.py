@@ -140,18 +140,10 @@ def register(app: typer.Typer) -> None:
 
         with step_spinner(enabled=not as_json) as progress:
             record = run_agent(
-                ref,
-                input=input,
-                context=context,
-                provider=provider,
-                responses=responses,
-                role=role,
-                project=project,
-                progress=progress,
-                priority=priority,
-                deadline_ms=deadline_ms,
-                requested_by=requested_by,
-            )
+                ref, input=input, context=context, provider=provider, responses=responses,
+                role=role, project=project, progress=progress, priority=priority,
+                deadline_ms=deadline_ms, requested_by=requested_by,
+            )  # fmt: skip
         render_record(record, as_json)
 
     app.add_typer(run, name="run")

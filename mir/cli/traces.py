@@ -18,6 +18,7 @@ from mir.cli.output import (
     print_json,
     print_models,
     print_rows,
+    say,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def register(app: typer.Typer) -> None:
         from mir.traces import compact_traces, compaction_line
 
         result, db_path = compact_traces(project, warn=note)  # unreadable lines: warned
-        console().print(compaction_line(result, db_path))
+        say(compaction_line(result, db_path))  # the path is literal, never markup
 
     @traces.command("export")
     def export_command(

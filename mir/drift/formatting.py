@@ -4,7 +4,7 @@ percentages), hashes cut to 12 characters, distributions as block characters."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mir.drift.domain import AgentDrift, HistoryPoint, MetricResult, Window
@@ -24,6 +24,17 @@ METRIC_COLUMNS = (
     "histogram ref | cur",
     "detail",
 )
+
+
+def metric_column(column: str, longest: int) -> dict[str, Any]:
+    """How a terminal's drift table lays out ``column`` (rich ``add_column`` options):
+    metric names are never cut (`mir drift history` takes them), so the column is at
+    least ``longest`` wide; the detail folds; verdicts and levels stay whole."""
+    if column == "metric":
+        return {"no_wrap": True, "min_width": longest}
+    if column == "detail":
+        return {"overflow": "fold", "ratio": 1}
+    return {"no_wrap": True} if column in ("verdict", "warn/suspend") else {}
 
 
 def sparkline(values: list[float | None]) -> str:

@@ -4,8 +4,8 @@ traced proposal (public interface)."""
 from typing import TYPE_CHECKING, Any
 
 from mir.runtime.agent_listing import (
-    AGENT_COLUMNS,
     agent_cells,
+    agent_columns,
     answer_parts,
     broken_line,
     listed_agents,
@@ -89,7 +89,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AGENT_COLUMNS",
     "RETRYABLE",
     "Agent",
     "AgentStatus",
@@ -102,6 +101,7 @@ __all__ = [
     "StoreStatus",
     "Verification",
     "agent_cells",
+    "agent_columns",
     "answer_parts",
     "approve",
     "audit_reviews",

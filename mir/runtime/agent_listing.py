@@ -62,6 +62,13 @@ def broken_line(listing: Sequence[AgentStatus]) -> str | None:
 
 
 AGENT_COLUMNS = ("agent", "state", "contract", "reason", "by")
+
+
+def agent_columns(terminal: bool) -> tuple[str, ...]:
+    """``mir agents list``'s columns: the time is shown in UTC on a terminal, ISO in a pipe."""
+    return (*AGENT_COLUMNS, "at UTC" if terminal else "at")
+
+
 STATE_STYLE = {"active": "green", "suspended": "red", "broken": "bold red"}
 
 

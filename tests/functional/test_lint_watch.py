@@ -110,3 +110,31 @@ def test_watch_rests_until_a_file_is_written(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=30)
     assert code == 0
+
+
+def test_watch_prints_a_root_and_an_error_with_brackets_as_they_are(tmp_path: Path) -> None:
+    # both lines were markup strings: rich ate the "[dim]" of the folder's name
+    tree = tmp_path / "shop[dim]"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "300"}
+    process = subprocess.Popen(
+        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch", "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
+    )
+    reader.start()
+    try:
+        first = _wait_for(lines, "watching")
+        assert any(f"watching {tree} (Ctrl-C" in line for line in first), first
+        (tree / "pyproject.toml").write_text("[tool.mir]\nlint = 3\n")
+        second = _wait_for(lines, "error:")
+        assert any(f"error: {tree / 'pyproject.toml'}: tool.mir.lint" in x for x in second)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)

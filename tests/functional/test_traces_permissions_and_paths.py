@@ -74,3 +74,12 @@ def test_verify_prints_each_break_with_the_segment_s_path(run_mir, tmp_path: Pat
     # from a folder outside the project the path is absolute, so it opens from there
     elsewhere = run_mir("traces", "verify", "--project", str(project), cwd=REPO)
     assert f"{deleted}:0: segment file deleted" in elsewhere.stdout
+
+
+def test_compact_prints_a_project_path_with_brackets_as_it_is(run_mir, tmp_path: Path):
+    # rich read "[bold]" in the database's path as markup and dropped it from the line
+    (tmp_path / "shop[bold]").mkdir()
+    project = three_segments(tmp_path / "shop[bold]")
+    result = run_mir("traces", "compact", "--project", str(project), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"into {project / '.mir' / 'traces' / 'traces.duckdb'}" in result.stdout
