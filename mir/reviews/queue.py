@@ -92,10 +92,12 @@ def pending_page(
             f"offset {offset}, limit {limit}: offset must be >= 0, limit 1..{MAX_LIMIT}"
         )
     proj = _project(project_root)
-    from mir.runtime import fleet_of
+    from mir.runtime import fleet_of, publish_waiting
 
     if (fleet := fleet_of(proj)) is not None:
         from mir.reviews.fleet_queue import fleet_page
+
+        publish_waiting(proj)  # what this host holds and the fleet never got
 
         return fleet_page(
             fleet, proj, offset=offset, limit=limit, agent=agent, now=now,

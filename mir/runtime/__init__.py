@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         fleet_due,
         fleet_of,
         fleet_waiting,
+        publish_waiting,
     )
     from mir.runtime.interrupted import close_interrupted
     from mir.runtime.loaded_agent import Agent
@@ -39,7 +40,16 @@ if TYPE_CHECKING:
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
 # drift`) does not pay for it.
-_FLEET = frozenset({"PublishedFlow", "expire_in_fleet", "fleet_due", "fleet_of", "fleet_waiting"})
+_FLEET = frozenset(
+    {
+        "PublishedFlow",
+        "expire_in_fleet",
+        "fleet_due",
+        "fleet_of",
+        "fleet_waiting",
+        "publish_waiting",
+    }
+)
 _STORE = frozenset({"StoreMigration", "StoreStatus", "migrate_store", "store_status"})
 _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
 
@@ -120,6 +130,7 @@ __all__ = [
     "parse_json_object",
     "preview_prompt",
     "prompt_json",
+    "publish_waiting",
     "read_json_object",
     "record_json",
     "record_rows",

@@ -34,7 +34,7 @@ from mir.project import Project
 from mir.runtime.ports import FlowAlreadyDecided
 from mir.runtime.records import DecisionRecord
 from mir.storage import FleetStore, Migration, StoreSettings, quiet_pool_log
-from mir.traces import TraceEvent
+from mir.traces import TraceEvent, TraceStore
 
 SCOPE = "reviews"
 MIGRATIONS = (
@@ -85,8 +85,11 @@ def digest_of(events: Sequence[dict[str, Any]]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def publish(fleet: FleetStore, project: Project, events: Sequence[TraceEvent]) -> str:
-    """Publish (or refresh, after a partial approval) a waiting flow; returns its digest."""
+def publish(
+    fleet: FleetStore, project: Project, events: Sequence[TraceEvent], *, refresh: bool = True
+) -> str:
+    """Publish (or ``refresh``, after a partial approval) a waiting flow; its digest.
+    Without ``refresh`` a flow already published is left as it is."""
     ordered = sorted(events, key=lambda e: e.seq)
     bodies = [e.model_dump(mode="json") for e in ordered]
     snap = next((e.data for e in ordered if e.step == "snapshot"), {})
@@ -97,8 +100,9 @@ def publish(fleet: FleetStore, project: Project, events: Sequence[TraceEvent]) -
     with fleet.connection() as con:
         con.execute(
             "INSERT INTO review_pending (flow_id, agent, host, events, digest, created_at, ttl_s)"
-            " VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s) ON CONFLICT (flow_id) DO UPDATE SET"
-            " events = EXCLUDED.events, digest = EXCLUDED.digest, published_at = now()",
+            " VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s) ON CONFLICT (flow_id) DO "
+            + ("UPDATE SET events = EXCLUDED.events, digest = EXCLUDED.digest, "
+               "published_at = now()" if refresh else "NOTHING"),
             (ordered[0].flow_id, ordered[0].agent, host_name(project), json.dumps(bodies),
              digest, created, ttl),
         )  # fmt: skip
@@ -134,6 +138,47 @@ class _Publisher:
         closing = getattr(self.then, "close", None)
         if closing is not None:
             closing()
+
+
+# more than any host holds waiting; the listing reads ids and a few fields, no events
+_ALL_WAITING = 1_000_000
+
+
+def publish_waiting(project: Project, *, dry_run: bool = False) -> list[str]:
+    """Publish this host's waiting flows that the fleet store never got: those that
+    started waiting before the project had a fleet store (``mir store migrate``), or
+    whose publish failed (the server went away as the flow paused). A flow the fleet
+    already holds or has decided is left alone. The flows published (``dry_run``: that
+    would be); [] in local mode. Run by every read of the review queue on this host."""
+    # a dry run creates no table: a fleet without the review tables has none of them
+    settings = project.section("store", StoreSettings)
+    fleet = FleetStore.configured(settings) if dry_run else fleet_of(project)
+    if fleet is None:
+        return []
+    store = TraceStore.for_project(project)
+    try:
+        listed = store.list_flows(status="pending_review", limit=_ALL_WAITING)
+        ids = [flow.flow_id for flow in listed]
+        if not ids:
+            return []
+        with fleet.connection() as con:
+            there = con.execute("SELECT to_regclass('review_outcomes')").fetchone()[0]
+            known = (
+                con.execute(
+                    "SELECT flow_id FROM review_pending WHERE flow_id = ANY(%s) UNION "
+                    "SELECT flow_id FROM review_outcomes WHERE flow_id = ANY(%s)",
+                    (ids, ids),
+                ).fetchall()
+                if there is not None
+                else []
+            )
+        missing = sorted(set(ids) - {row[0] for row in known})
+        if not dry_run:
+            for flow_id in missing:
+                publish(fleet, project, store.flow(flow_id), refresh=False)
+        return missing
+    finally:
+        store.close()
 
 
 def published(fleet: FleetStore, flow_id: str) -> PublishedFlow | None:

@@ -80,6 +80,9 @@ class StoreMigration(BaseModel):
     in_doubt: int = Field(0, description="copied keys without an outcome: never run again")
     held: int = Field(0, description="copied flow claims left unsettled: stay held")
     kept: list[str] = Field(default_factory=list, description="local files, no longer read")
+    published: list[str] = Field(
+        default_factory=list, description="flows waiting for review, published to the fleet"
+    )
 
     def lines(self) -> list[str]:
         verb = "would copy" if self.dry_run else "copied"
@@ -103,6 +106,12 @@ class StoreMigration(BaseModel):
             lines.append(
                 f"{agent}: suspended locally, active in the fleet: now suspended "
                 "there (the safer state wins; `mir agents resume` to undo)"
+            )
+        if self.published:
+            verb = "would publish" if self.dry_run else "published"
+            lines.append(
+                f"waiting for review: {verb} {len(self.published)} flow(s) to the fleet's "
+                "queue (reviewable from every host)"
             )
         if self.kept and not self.dry_run:
             lines.append(f"kept, no longer read: {', '.join(self.kept)}")

@@ -192,6 +192,9 @@ def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         write_atomic(local.path(MARKER), json.dumps(marker, indent=2) + "\n")
+    from mir.runtime.fleet_reviews import publish_waiting
+
+    report.published = publish_waiting(proj, dry_run=dry_run)
     return report
 
 

@@ -156,3 +156,48 @@ def test_an_unreachable_store_refuses_the_review_in_one_line(pg_url, hosts):
     assert executed(a) == []
     assert _mir(pg_url, a, "approve", flow_id, "--by", "ana").returncode == 0  # back: it runs
     assert len(executed(a)) == 1
+
+
+def test_flows_waiting_before_the_migration_are_published_by_it_and_approved_elsewhere(
+    pg_url, hosts
+):
+    a, b = hosts
+    waiting = {_pause("", a), _pause("", a)}  # local mode: no fleet store yet
+    assert json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)["total"] == 0
+    dry = _mir(pg_url, a, "store", "migrate", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert set(json.loads(dry.stdout)["published"]) == waiting
+    assert json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)["total"] == 0
+    done = _mir(pg_url, a, "store", "migrate")
+    assert done.returncode == 0, done.stderr
+    assert "waiting for review: published 2 flow(s) to the fleet's queue" in done.stdout
+    listed = json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)
+    assert {i["flow_id"] for i in listed["items"]} == waiting
+    first, second = sorted(waiting)
+    approved = _mir(pg_url, b, "approve", first, "--by", "ana", "--json")
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout)["status"] == "executed"
+    assert len(executed(b)) == 1 and executed(a) == []
+    # a second migrate publishes nothing again, and the decided flow stays decided
+    again = _mir(pg_url, a, "store", "migrate", "--json")
+    assert json.loads(again.stdout)["published"] == []
+    assert _mir(pg_url, a, "approve", first, "--by", "bo").returncode == 1
+    assert _mir(pg_url, a, "approve", second, "--by", "bo").returncode == 0
+    assert len(executed(a)) == 1 and len(executed(b)) == 1
+
+
+def test_a_flow_whose_publish_was_lost_is_published_by_its_host_s_next_queue_read(pg_url, hosts):
+    import psycopg
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    with psycopg.connect(pg_url, autocommit=True) as con:  # as if the server was away
+        con.execute("DELETE FROM mir.review_pending WHERE flow_id = %s", (flow_id,))
+    assert json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)["total"] == 0
+    assert json.loads(_mir(pg_url, a, "review", "list", "--json").stdout)["total"] == 1
+    listed = json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)
+    assert [i["flow_id"] for i in listed["items"]] == [flow_id]
+    assert _mir(pg_url, b, "reject", flow_id, "--by", "ana").returncode == 0
+    # decided: A's next read publishes it no more, though its own traces still show it
+    assert json.loads(_mir(pg_url, a, "review", "list", "--json").stdout)["total"] == 0
+    assert executed(a) == [] and executed(b) == []
