@@ -255,6 +255,21 @@ def _refuse_decided(con: Any, flow_id: str) -> None:
     raise FlowAlreadyDecided(flow_id, str(status), f"{by} on {host}", when)
 
 
+def _catch_up(store: Any, fleet: FleetStore, flow_id: str) -> None:
+    """A flow this host holds gets the events other hosts published since (their partial
+    approvals of a ``count: N`` action), so they count here too. Only when this host's
+    events are where the published ones start; a host ahead of what it published keeps
+    its own (its next publish is the newer one). A published copy that fails its digest
+    is ignored here: the holder decides from its own events, never from an edited copy."""
+    remote = published(fleet, flow_id)
+    if remote is None or digest_of(remote.events) != remote.digest:
+        return  # an edited copy counts nothing: this host's own events decide (fewer approvals)
+    mine = [e.event_id for e in sorted(store.flow(flow_id), key=lambda e: e.seq)]
+    theirs = sorted(verified_events(remote), key=lambda e: e.seq)
+    if len(theirs) > len(mine) and [e.event_id for e in theirs[: len(mine)]] == mine:
+        store.append(theirs[len(mine) :])
+
+
 def resume_in_fleet(
     fleet: FleetStore,
     flow_id: str,
@@ -277,6 +292,8 @@ def resume_in_fleet(
         _refuse_decided(con, flow_id)
         if not local and remote is not None and not store.flow(flow_id):
             store.append(verified_events(remote))
+        elif local:
+            _catch_up(store, fleet, flow_id)
         claimed = con.execute(
             "INSERT INTO review_outcomes (flow_id, verdict, by, host) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (flow_id) DO NOTHING RETURNING flow_id",

@@ -201,3 +201,30 @@ def test_a_flow_whose_publish_was_lost_is_published_by_its_host_s_next_queue_rea
     # decided: A's next read publishes it no more, though its own traces still show it
     assert json.loads(_mir(pg_url, a, "review", "list", "--json").stdout)["total"] == 0
     assert executed(a) == [] and executed(b) == []
+
+
+def test_two_of_n_approvals_given_on_two_hosts_count_together_and_execute_once(
+    pg_url, hosts, run_mir, tmp_path
+):
+    from .test_review_identity import declare, require
+
+    a, b = hosts
+    for name in ("ana", "bob", "cy"):
+        declare(run_mir, a, tmp_path, name)
+    shutil.copy(a / "reviewers.toml", b / "reviewers.toml")  # committed: alike on every host
+    for root in hosts:
+        require(root, "{roles: [lead], count: 2}")
+    flow_id = _pause(pg_url, a)
+    first = _mir(pg_url, b, "approve", flow_id, "--by", "ana", "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["status"] == "pending_review"
+    # the holding host sees B's approval: ana again is refused, bob's makes two
+    twice = _mir(pg_url, a, "approve", flow_id, "--by", "ana")
+    assert twice.returncode == 2 and "already approved" in twice.stderr, twice.stderr
+    second = _mir(pg_url, a, "approve", flow_id, "--by", "bob", "--json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["status"] == "executed"
+    assert len(executed(a)) == 1 and executed(b) == []
+    late = _mir(pg_url, b, "approve", flow_id, "--by", "cy")
+    assert late.returncode == 1 and "already executed" in late.stderr
+    assert len(executed(a)) == 1 and executed(b) == []
