@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mir.evals.history import EvalHistory
-from mir.storage import FleetStore, StoreSettings
+from mir.storage import FleetStore, StoreSettings, quiet_pool_log
 
 if TYPE_CHECKING:
     from mir.evals.history_pg import PostgresEvalHistory
@@ -20,5 +20,6 @@ def eval_log(project: Project) -> EvalHistory | PostgresEvalHistory:
     if store is not None:
         from mir.evals.history_pg import PostgresEvalHistory
 
+        quiet_pool_log()  # a server that is down: one line, not one per retry
         return PostgresEvalHistory(store)
     return EvalHistory.for_project(project)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mir.errors import ConfigError
 from mir.models.history import ModelChange, ModelHistory
-from mir.storage import FleetStore, StoreSettings
+from mir.storage import FleetStore, StoreSettings, quiet_pool_log
 
 if TYPE_CHECKING:
     from mir.models.history_pg import PostgresModelHistory
@@ -22,6 +22,7 @@ def model_log(root: Path) -> ModelHistory | PostgresModelHistory:
     if store is not None:
         from mir.models.history_pg import PostgresModelHistory
 
+        quiet_pool_log()  # a server that is down: one line, not one per retry
         return PostgresModelHistory(store)
     return ModelHistory(root)
 
