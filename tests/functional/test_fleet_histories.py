@@ -1,5 +1,5 @@
 """The eval and model histories on the fleet store, through the real `mir`: runs recorded
-in two checkouts ("hosts") are both in `mir eval history` on either, a model registered
+at once in two checkouts ("hosts") are both in `mir eval history` on either, a model registered
 on host A is in `mir models history` on host B, nothing is written to the local DuckDB
 files, and a store that is down is one line, never a traceback (an eval's report is
 still shown, with the history's warning)."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,9 @@ def _with_store(run_mir, url: str):
 def test_eval_runs_from_two_hosts_are_in_the_history_of_either(run_mir, pg_url, tmp_path):
     mir = _with_store(run_mir, pg_url)
     a, b = _host(tmp_path, "host-a"), _host(tmp_path, "host-b")
-    for host in (a, b):
-        ran = mir(*EVAL, cwd=host)
+    with ThreadPoolExecutor(2) as pool:  # both hosts' `mir eval` at once
+        done = list(pool.map(lambda host: mir(*EVAL, cwd=host), (a, b)))
+    for ran in done:
         assert ran.returncode == 0, ran.stdout + ran.stderr
         assert "eval history not recorded" not in ran.stderr
     for host in (a, b):
@@ -82,6 +84,8 @@ def test_a_store_that_is_down_is_one_line_and_the_eval_report_still_shows(
 ):
     mir = _with_store(run_mir, pg_server_private.url())
     host = _host(tmp_path, "host-a")
+    with (host / "pyproject.toml").open("a") as out:  # fail fast once it is down
+        out.write("\n[tool.mir.store]\nconnect_timeout = 1\n")
     (host / "models").mkdir()
     shutil.copy(tiny_gguf, host / "models" / "a.gguf")
     assert mir(*EVAL, cwd=host).returncode == 0  # migrated while it was up

@@ -28,18 +28,18 @@ REPO = Path(__file__).resolve().parents[2]
 START = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-def _postgres_evals(url: str):
+def _postgres_evals(url: str, timeout: float = 5.0):
     from mir.evals.history_pg import PostgresEvalHistory
-    from mir.storage import FleetStore
+    from mir.storage import FleetStore, StoreSettings
 
-    return PostgresEvalHistory(FleetStore.shared(url))
+    return PostgresEvalHistory(FleetStore.shared(url, StoreSettings(connect_timeout=timeout)))
 
 
-def _postgres_models(url: str):
+def _postgres_models(url: str, timeout: float = 5.0):
     from mir.models.history_pg import PostgresModelHistory
-    from mir.storage import FleetStore
+    from mir.storage import FleetStore, StoreSettings
 
-    return PostgresModelHistory(FleetStore.shared(url))
+    return PostgresModelHistory(FleetStore.shared(url, StoreSettings(connect_timeout=timeout)))
 
 
 @pytest.fixture(params=["duckdb", "postgres"])
@@ -169,7 +169,7 @@ def test_two_processes_recording_at_once_both_land(backend):
 def test_a_store_that_is_down_is_one_line_and_try_record_keeps_going(pg_server_private):
     from mir.storage import StoreUnavailable
 
-    history = _postgres_evals(pg_server_private.url())
+    history = _postgres_evals(pg_server_private.url(), timeout=1)  # fail fast once down
     history.record(_report({"a": True}))
     pg_server_private.stop()
     try:
@@ -252,7 +252,7 @@ def test_both_backends_list_the_same_model_changes(tmp_path: Path, pg_url: str):
 def test_the_model_history_of_a_store_that_is_down_is_one_line(pg_server_private):
     from mir.storage import StoreUnavailable
 
-    history = _postgres_models(pg_server_private.url())
+    history = _postgres_models(pg_server_private.url(), timeout=1)  # fail fast once down
     history.record([_change("1", "candidate", 0)])
     pg_server_private.stop()
     try:
