@@ -1,4 +1,4 @@
-"""``mir eval history AGENT``: an agent's eval pass rates over time (from DuckDB)."""
+"""``mir eval history AGENT``: an agent's eval pass rates over time (DuckDB, or the fleet store)."""
 
 from __future__ import annotations
 

@@ -159,10 +159,10 @@ def record_history(
 ) -> str | None:
     """Store the report in the project's run history (``mir eval history``); a busy or
     damaged history never costs the report: the warning to show, or None."""
-    from mir.evals.history import EvalHistory
+    from mir.evals.stores import eval_log
 
     proj = find_project(Path(project) if project is not None else None)
-    return EvalHistory.for_project(proj).try_record(report, origin=origin)
+    return eval_log(proj).try_record(report, origin=origin)
 
 
 def render_report(report: EvalReport, fmt: str) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mir.errors import UsageError
-from mir.evals.history import EvalHistory, HistoryRow
+from mir.evals.history import HistoryRow
+from mir.evals.stores import eval_log
 
 
 def recorded_runs(agent: str, *, limit: int, project: Path | None = None) -> list[HistoryRow]:
@@ -14,7 +15,7 @@ def recorded_runs(agent: str, *, limit: int, project: Path | None = None) -> lis
     from mir.project import find_project
 
     found = find_project(project)
-    rows = EvalHistory.for_project(found).rows(agent, limit=limit)
+    rows = eval_log(found).rows(agent, limit=limit)
     capability, _, name = agent.rpartition(".")
     if not rows and not any(found.capabilities_dir.glob(f"{capability or '*'}/agents/{name}.yaml")):
         raise UsageError(

@@ -11,7 +11,7 @@ from mir.models.domain import (
     in_canary,
 )
 from mir.models.editing import EntryChanged, register, rollback, set_stage
-from mir.models.history import ModelChange, changes, history_path, record
+from mir.models.history import ModelChange, history_path
 from mir.models.listing import model_entries, model_history, model_versions
 from mir.models.reading import (
     CHANGE_COLUMNS,
@@ -33,6 +33,7 @@ from mir.models.registry_file import (
     registry_path,
 )
 from mir.models.resolution import Resolved, RouteResolver, check_routes, names_registry_model
+from mir.models.stores import changes, record
 from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [

@@ -5,8 +5,9 @@ parsed document, the new text is validated with ``parse_registry`` BEFORE anythi
 written, and the file is replaced atomically (temp file + ``os.replace``): on any error
 the file is byte-for-byte what it was.
 
-Order of writes: the history rows are inserted in an open DuckDB transaction, then the
-file is replaced, then the transaction commits. A locked or corrupt history fails
+Order of writes: the history rows are inserted in an open transaction (DuckDB, or the
+fleet store's Postgres: ``mir.models.stores``), then the file is replaced, then the
+transaction commits. A locked or corrupt history (or a fleet store that is down) fails
 before the file is touched; a failed file write rolls the rows back; a failed commit
 (after the file was replaced) restores the old text. History first because it is the
 part that can fail for reasons outside our control (another program holding the file).
@@ -26,7 +27,7 @@ from typing import Any
 
 from mir.errors import ConfigError, UsageError
 from mir.models.domain import SINGLE_STAGES, ModelEntry, Registry, Stage
-from mir.models.history import ModelChange, changes, history_path, insert_change, open_history
+from mir.models.history import ModelChange
 from mir.models.locking import serialized
 from mir.models.registry_file import (
     FILE_NAME,
@@ -34,6 +35,7 @@ from mir.models.registry_file import (
     read_registry_text,
     registry_path,
 )
+from mir.models.stores import changes, model_log
 from mir.storage import write_atomic
 
 _HEADER = (
@@ -267,31 +269,29 @@ def _commit(
     root: Path, old: str, document: Any, moves: list[ModelChange], *, created: bool = False
 ) -> Registry:
     """Validate the new text, then history (open transaction) -> file -> commit."""
-    import duckdb
     import tomlkit
 
     path = registry_path(root)
     new_text = tomlkit.dumps(document)
     registry = parse_registry(new_text, path)
     before = parse_registry(old, path) if old else Registry()
-    with open_history(root) as con:
+    with model_log(root).writing() as log:
         try:
-            con.execute("BEGIN TRANSACTION")
-            for move in [*_unrecorded(con, before, moves), *moves]:
-                insert_change(con, move)
-        except duckdb.Error as exc:
+            log.begin()
+            log.insert([*_unrecorded(log.latest_stages(), before, moves), *moves])
+        except log.errors as exc:
             raise ConfigError(
                 f"cannot record the change in the model history ({exc})",
-                where=str(history_path(root)),
+                where=log.where,
                 hint=f"{FILE_NAME} was not changed",
             ) from exc
         try:
             _write_atomically(path, new_text)
         except BaseException:
-            con.execute("ROLLBACK")
+            log.rollback()
             raise
         try:
-            con.execute("COMMIT")
+            log.commit()
         except BaseException:
             # The file already says the new thing but its history was not kept: put the
             # old file back so the two never disagree.
@@ -310,17 +310,15 @@ UNRECORDED = (
 BASELINE = "in models.toml when its history began"
 
 
-def _unrecorded(con: Any, before: Registry, moves: list[ModelChange]) -> list[ModelChange]:
+def _unrecorded(
+    recorded: dict[tuple[str, str], str], before: Registry, moves: list[ModelChange]
+) -> list[ModelChange]:
     """Stages the file holds that the history does not say (the history's latest move of
     that version went elsewhere, or it has none), recorded before this edit's own moves,
     so the history stays the story of the file. On a history's first use, every version
-    the file already holds is recorded as its starting point."""
-    rows = con.execute(
-        "SELECT name, version, arg_max(to_stage, rowid) FROM model_changes "
-        "WHERE to_stage <> 'refused' GROUP BY name, version"
-    ).fetchall()
-    first_use = not rows  # (refused promotions alone never recorded a starting point)
-    recorded = {(name, version): stage for name, version, stage in rows}
+    the file already holds is recorded as its starting point. ``recorded``: each
+    version's latest stage in the history."""
+    first_use = not recorded  # (refused promotions alone never recorded a starting point)
     at = moves[0].at if moves else datetime.now(UTC)
     found = []
     for entry in before.entries:

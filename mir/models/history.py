@@ -35,6 +35,7 @@ MIGRATIONS = (
     ),
 )
 _COLUMNS = 'name, version, from_stage, to_stage, share, "by", "at", why, forced, gate'
+COLUMN_KEYS = _COLUMNS.replace('"', "").split(", ")
 
 
 class ModelChange(BaseModel):
@@ -103,19 +104,31 @@ def _explain(path: Path, exc: Exception) -> ConfigError:
 def insert_change(con: duckdb.DuckDBPyConnection, change: ModelChange) -> None:
     con.execute(
         f"INSERT INTO model_changes ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            change.name,
-            change.version,
-            change.from_stage,
-            change.to_stage,
-            change.share,
-            change.by,
-            change.at,
-            change.why,
-            change.forced,
-            None if change.gate is None else json.dumps(change.gate, sort_keys=True),
-        ],
+        change_values(change),
     )
+
+
+def change_values(change: ModelChange) -> list[Any]:
+    """A change as the values of ``model_changes``' columns, in order (both backends)."""
+    return [
+        change.name,
+        change.version,
+        change.from_stage,
+        change.to_stage,
+        change.share,
+        change.by,
+        change.at,
+        change.why,
+        change.forced,
+        None if change.gate is None else json.dumps(change.gate, sort_keys=True),
+    ]
+
+
+def change_of(row: tuple) -> ModelChange:
+    """A row of ``model_changes`` (``_COLUMNS``' order) as a change (both backends)."""
+    data = dict(zip(COLUMN_KEYS, row, strict=True))
+    data["gate"] = json.loads(data["gate"]) if data["gate"] else None
+    return ModelChange.model_validate(data)
 
 
 def record(root: Path, changes: list[ModelChange]) -> None:
@@ -146,18 +159,12 @@ def changes(root: Path, name: str | None = None) -> list[ModelChange]:
             ).fetchall()
         except duckdb.Error as exc:
             raise _explain(history_path(root), exc) from exc
-    keys = _COLUMNS.replace('"', "").split(", ")
-    out = []
-    for row in rows:
-        data = dict(zip(keys, row, strict=True))
-        data["gate"] = json.loads(data["gate"]) if data["gate"] else None
-        out.append(ModelChange.model_validate(data))
-    return out
+    return [change_of(row) for row in rows]
 
 
 class ModelHistory:
     """The history of one project's registry as a store (``mir.storage.ModelChangeLog``):
-    what a second backend replaces."""
+    what a second backend (``mir.models.history_pg``) replaces."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -167,3 +174,41 @@ class ModelHistory:
 
     def changes(self, name: str | None = None) -> list[ModelChange]:
         return changes(self.root, name)
+
+    @contextmanager
+    def writing(self) -> Iterator[LocalWriter]:
+        """The history opened for one edit of ``models.toml`` (``mir.models.editing``)."""
+        import duckdb
+
+        with open_history(self.root) as con:
+            yield LocalWriter(con, str(history_path(self.root)), (duckdb.Error,))
+
+
+class LocalWriter:
+    """One edit's transaction on the DuckDB history: begun, read, written, then committed
+    after ``models.toml`` is replaced (or rolled back when that fails). ``errors``: what
+    ``begin``, ``latest_stages`` and ``insert`` raise when the history cannot take it."""
+
+    def __init__(self, con: Any, where: str, errors: tuple[type[BaseException], ...]):
+        self.con, self.where, self.errors = con, where, errors
+
+    def begin(self) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+
+    def latest_stages(self) -> dict[tuple[str, str], str]:
+        """Each version's latest recorded stage (a refused promotion moved nothing)."""
+        rows = self.con.execute(
+            "SELECT name, version, arg_max(to_stage, rowid) FROM model_changes "
+            "WHERE to_stage <> 'refused' GROUP BY name, version"
+        ).fetchall()
+        return {(name, version): stage for name, version, stage in rows}
+
+    def insert(self, changes: list[ModelChange]) -> None:
+        for change in changes:
+            insert_change(self.con, change)
+
+    def commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self.con.execute("ROLLBACK")

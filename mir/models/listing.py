@@ -7,8 +7,9 @@ from pathlib import Path
 
 from mir.errors import UsageError
 from mir.models.domain import ModelEntry
-from mir.models.history import ModelChange, changes
+from mir.models.history import ModelChange
 from mir.models.registry_file import read_registry
+from mir.models.stores import changes
 
 
 def model_entries(root: Path) -> list[ModelEntry]:

@@ -1,6 +1,6 @@
-"""Each local store offers every method of its Protocol in ``mir.storage.ports``, with the
-same parameters (names, kinds, defaults): what a second backend implements is what the
-capabilities call today."""
+"""Each local store, and each fleet-store (Postgres) one written so far, offers every
+method of its Protocol in ``mir.storage.ports``, with the same parameters (names, kinds,
+defaults): what a second backend implements is what the capabilities call today."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from mir.alerts import SentLog
 from mir.evals.history import EvalHistory
+from mir.evals.history_pg import PostgresEvalHistory
 from mir.models.history import ModelHistory
+from mir.models.history_pg import PostgresModelHistory
 from mir.runtime.agent_states import AgentStateFile
 from mir.runtime.ledger import SqliteExecutionLedger
 from mir.storage import ports
@@ -21,6 +23,8 @@ PAIRS = [
     (ports.ReviewAlertLog, SentLog),
     (ports.EvalRunLog, EvalHistory),
     (ports.ModelChangeLog, ModelHistory),
+    (ports.EvalRunLog, PostgresEvalHistory),
+    (ports.ModelChangeLog, PostgresModelHistory),
 ]
 
 
