@@ -71,6 +71,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " command as shown",
     ("reviewers", "mir"): "needs declared reviewers with keys and an approvals rule:"
     " tests/functional/test_review_identity.py runs each of these",
+    ("fleet", "export"): "the test sets $MIR_STORE_URL to the embedded"
+    " Postgres it starts (test_fleet_readme_block_runs_on_a_real_postgres)",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
@@ -281,6 +283,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     # After the walkthrough's registry (its traces: none yet, so compare shows empty arms;
     # tests/functional/test_models_compare.py runs both on planted traces).
     ("models-canary", "mir"): run_as_written,
+    ("fleet", "mir"): run_as_written,
 }
 
 
@@ -355,6 +358,8 @@ SCENARIOS = {
     # From the repository root: the walkthrough copies examples/support_desk first.
     "models": Scenario(("models", "models-canary"), repository_with_the_example),
 }
+# Run by test_fleet_readme_block_runs_on_a_real_postgres, with $MIR_STORE_URL set.
+FLEET = Scenario(("fleet",), lambda tmp_path: decided_locally(runtime_project(tmp_path)))
 # These call the embedded SmolLM2 model (`mir run agent` on a `llama` route).
 SLOW = {"quick-start", "scaffold", "runtime-traces"}
 
@@ -362,7 +367,8 @@ SLOW = {"quick-start", "scaffold", "runtime-traces"}
 def unhandled(blocks: list[Block]) -> list[str]:
     """Lines with no handler and no NOT_RUN reason, and run lines no scenario runs."""
     keys = [*HANDLERS, *NOT_RUN]
-    scenario_sections = {s for scenario in SCENARIOS.values() for s in scenario.sections}
+    scenarios = [*SCENARIOS.values(), FLEET]
+    scenario_sections = {s for scenario in scenarios for s in scenario.sections}
     problems = []
     for block in blocks:
         for line in block.lines:
@@ -416,12 +422,34 @@ def test_placeholders_and_documented_exits_follow_the_stated_rules():
     [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in SCENARIOS],
 )
 def test_readme_block_runs_as_written(name: str, tmp_path: Path):
-    scenario = SCENARIOS[name]
+    run_scenario(SCENARIOS[name], tmp_path, shell_env())
+
+
+@pytest.mark.fleet
+def test_fleet_readme_block_runs_on_a_real_postgres(pg_url: str, tmp_path: Path):
+    run_scenario(FLEET, tmp_path, {**shell_env(), "MIR_STORE_URL": pg_url})
+
+
+def decided_locally(root: Path) -> Path:
+    """A project with local history, before any fleet store: a refund executed (its
+    ledger) and a flow waiting for review (published by the migration)."""
+    env = {k: v for k, v in shell_env().items() if k != "MIR_STORE_URL"}
+    sandbox = Sandbox(root=root, cwd=root, scratch=root, env=env)
+    record = _mir_json(
+        sandbox, "run", "agent", "refunds.triage", "--input", "@case.json",
+        "--provider", "scripted", "--responses", "replies.jsonl",
+    )  # fmt: skip
+    assert record["status"] == "executed", record
+    new_pending_flow(sandbox)
+    return root
+
+
+def run_scenario(scenario: Scenario, tmp_path: Path, env: dict[str, str]) -> None:
     blocks = [b for b in read_readme(REPO) if b.section in scenario.sections]
     blocks.sort(key=lambda b: (scenario.sections.index(b.section), b.number))
     root = scenario.make(tmp_path)
     (tmp_path / "scratch").mkdir()
-    sandbox = Sandbox(root=root, cwd=root, scratch=tmp_path / "scratch", env=shell_env())
+    sandbox = Sandbox(root=root, cwd=root, scratch=tmp_path / "scratch", env=env)
     assert shell(sandbox, "command -v mir").stdout.strip() == str(BIN / "mir")
     ran = 0
     for block in blocks:
