@@ -14,7 +14,8 @@ Only in fleet mode (``FleetStore.configured`` is not None); local mode never com
   under the lock before anything is written or executed: first writer wins, whoever
   comes later is told who decided. The row gets its final status once the flow ends; a
   claim left without one (its process died mid-decision) refuses every later review
-  (fail closed: the action may have run). A refusal (a reviewer who may not, a bad
+  (fail closed: the action may have run), unless its process's liveness lock is gone
+  and no execution was ever claimed for the flow: then nothing ran and it waits again. A refusal (a reviewer who may not, a bad
   correction) removes the claim again: nothing was written.
 """
 
@@ -50,6 +51,12 @@ MIGRATIONS = (
             "status TEXT, by TEXT NOT NULL, host TEXT NOT NULL, "
             "at TIMESTAMPTZ NOT NULL DEFAULT now(), settled_at TIMESTAMPTZ)",
         ),
+    ),
+    # the claimer's liveness token: a claim whose process died before anything ran is
+    # no longer a refusal for ever
+    Migration(
+        "outcome claimer liveness",
+        "ALTER TABLE review_outcomes ADD COLUMN IF NOT EXISTS live TEXT",
     ),
 )
 
@@ -238,6 +245,27 @@ def flow_lock(fleet: FleetStore, flow_id: str) -> Iterator[Any]:
             con.execute("SELECT pg_advisory_unlock(%s)", (lock_key(flow_id),))
 
 
+def _clear_dead_claim(con: Any, fleet: FleetStore, flow_id: str) -> None:
+    """Remove an outcome claim left unsettled by a review whose process died (its
+    liveness lock is gone, on whatever host) before any execution was claimed for the
+    flow: nothing ran, so the flow waits again. One whose process lives, one from before
+    claims had a token, or one with an execution claimed (it may have run) stays: fail
+    closed. Called under the flow's lock."""
+    row = con.execute(
+        "SELECT live FROM review_outcomes WHERE flow_id = %s AND status IS NULL", (flow_id,)
+    ).fetchone()
+    if row is None or row[0] is None or fleet.is_alive(row[0]):
+        return
+    if con.execute("SELECT to_regclass('executions')").fetchone()[0] is not None:
+        ran = con.execute(
+            "SELECT 1 FROM executions WHERE (info::jsonb) ->> 'flow_id' = %s LIMIT 1",
+            (flow_id,),
+        ).fetchone()
+        if ran is not None:
+            return
+    con.execute("DELETE FROM review_outcomes WHERE flow_id = %s AND status IS NULL", (flow_id,))
+
+
 def _refuse_decided(con: Any, flow_id: str) -> None:
     row = con.execute(
         "SELECT status, verdict, by, host, at FROM review_outcomes WHERE flow_id = %s",
@@ -289,15 +317,16 @@ def resume_in_fleet(
     if remote is not None:
         flow_id = remote.flow_id
     with flow_lock(fleet, flow_id) as con:
+        _clear_dead_claim(con, fleet, flow_id)
         _refuse_decided(con, flow_id)
         if not local and remote is not None and not store.flow(flow_id):
             store.append(verified_events(remote))
         elif local:
             _catch_up(store, fleet, flow_id)
         claimed = con.execute(
-            "INSERT INTO review_outcomes (flow_id, verdict, by, host) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (flow_id) DO NOTHING RETURNING flow_id",
-            (flow_id, verdict, by, host_name(project)),
+            "INSERT INTO review_outcomes (flow_id, verdict, by, host, live)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (flow_id) DO NOTHING RETURNING flow_id",
+            (flow_id, verdict, by, host_name(project), fleet.hold_liveness()),
         ).fetchone()
         if claimed is None:
             _refuse_decided(con, flow_id)
@@ -331,6 +360,7 @@ def expire_in_fleet(
     closed: list[str] = []
     for flow in flows:
         with flow_lock(fleet, flow.flow_id) as con:
+            _clear_dead_claim(con, fleet, flow.flow_id)
             won = con.execute(
                 "INSERT INTO review_outcomes (flow_id, verdict, status, by, host, settled_at)"
                 " VALUES (%s, 'expire', 'expired', 'ttl', %s, now())"

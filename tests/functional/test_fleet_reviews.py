@@ -228,3 +228,66 @@ def test_two_of_n_approvals_given_on_two_hosts_count_together_and_execute_once(
     late = _mir(pg_url, b, "approve", flow_id, "--by", "cy")
     assert late.returncode == 1 and "already executed" in late.stderr
     assert len(executed(a)) == 1 and executed(b) == []
+
+
+def _claim_outcome(url: str, flow_id: str, live: str) -> None:
+    """An outcome claim as a review leaves it when its process dies before settling."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(
+            "INSERT INTO mir.review_outcomes (flow_id, verdict, by, host, live)"
+            " VALUES (%s, 'approve', 'ghost', 'gone:/x', %s)",
+            (flow_id, live),
+        )
+
+
+def test_a_review_that_died_before_anything_ran_no_longer_blocks_the_flow(pg_url, hosts):
+    import uuid
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    _claim_outcome(pg_url, flow_id, uuid.uuid4().hex[:16])  # no process holds that token
+    approved = _mir(pg_url, b, "approve", flow_id, "--by", "ana", "--json")
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout)["status"] == "executed"
+    assert len(executed(b)) == 1 and executed(a) == []
+
+
+def test_a_review_whose_process_lives_still_blocks_the_flow(pg_url, hosts):
+    from mir.storage import FleetStore
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    alive = FleetStore(pg_url)
+    try:
+        _claim_outcome(pg_url, flow_id, alive.hold_liveness())
+        refused = _mir(pg_url, b, "approve", flow_id, "--by", "ana")
+        assert refused.returncode == 1 and "being approved" in refused.stderr, refused.stderr
+    finally:
+        alive.close()
+    assert executed(a) == [] and executed(b) == []
+
+
+def test_a_review_killed_inside_the_executor_blocks_the_flow_for_good(pg_url, hosts, tmp_path):
+    import signal
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    hold = tmp_path / "hold"
+    approving = subprocess.Popen(
+        [str(MIR_EXE), "approve", flow_id, "--by", "ana"], cwd=b,
+        env={**_env(pg_url), "REFUNDS_HOLD": str(hold)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not Path(f"{hold}.started").exists():
+        assert approving.poll() is None and time.monotonic() < deadline, approving.stderr
+        time.sleep(0.05)
+    approving.send_signal(signal.SIGKILL)
+    approving.wait(timeout=30)
+    # its process is gone, but an execution was claimed: the action may have run
+    for root in (a, b):
+        refused = _mir(pg_url, root, "approve", flow_id, "--by", "bo")
+        assert refused.returncode == 1 and "being approved" in refused.stderr, refused.stderr
+    assert executed(a) == [] and executed(b) == []
