@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +27,7 @@ from mir.evals.history import (
     _case_rows,
     _run_row,
 )
-from mir.storage import FleetStore, Migration, StoreUnavailable, UnknownMigrationError
+from mir.storage import FleetStore, Migration, ScopedStore, StoreUnavailable, UnknownMigrationError
 
 # Frozen text: never derived from code that may change later.
 MIGRATIONS = (
@@ -69,18 +68,10 @@ class PostgresEvalHistory:
     def __init__(self, store: FleetStore):
         self.url = store.url
         self.where = store.display_url
-        self._store0 = store
-        self._pid = os.getpid()
-        self._ready = False
+        self._handle = ScopedStore(store, "evals", MIGRATIONS)
 
     def _store(self) -> FleetStore:
-        if self._pid != os.getpid():  # a forked child: its own pool
-            self._pid, self._ready = os.getpid(), False
-            self._store0 = FleetStore.shared(self.url)
-        if not self._ready:
-            self._store0.migrate("evals", MIGRATIONS)
-            self._ready = True
-        return self._store0
+        return self._handle.get()
 
     # ------------------------------------------------------------------ writing
     def record(

@@ -16,13 +16,12 @@ every other.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
 from mir.errors import ConfigError
 from mir.models.history import _COLUMNS, ModelChange, change_of, change_values
-from mir.storage import FleetStore, Migration
+from mir.storage import FleetStore, Migration, ScopedStore
 
 # Frozen text: never derived from code that may change later.
 MIGRATIONS = (
@@ -51,18 +50,10 @@ class PostgresModelHistory:
     def __init__(self, store: FleetStore):
         self.url = store.url
         self.where = store.display_url
-        self._store0 = store
-        self._pid = os.getpid()
-        self._ready = False
+        self._handle = ScopedStore(store, "models", MIGRATIONS)
 
     def _store(self) -> FleetStore:
-        if self._pid != os.getpid():  # a forked child: its own pool
-            self._pid, self._ready = os.getpid(), False
-            self._store0 = FleetStore.shared(self.url)
-        if not self._ready:
-            self._store0.migrate("models", MIGRATIONS)
-            self._ready = True
-        return self._store0
+        return self._handle.get()
 
     def record(self, changes: list[ModelChange]) -> None:
         """Changes that edit no file (a refused promotion), in one transaction."""

@@ -9,11 +9,10 @@ unreachable is ``StoreUnavailable``: the decision fails closed.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from typing import Any
 
-from mir.storage import FleetStore, Migration
+from mir.storage import FleetStore, Migration, ScopedStore
 
 MIGRATIONS = (
     Migration(
@@ -29,18 +28,10 @@ class PostgresAgentStates:
 
     def __init__(self, store: FleetStore):
         self.url = store.url
-        self._store0 = store
-        self._pid = os.getpid()
-        self._ready = False
+        self._handle = ScopedStore(store, "agent_states", MIGRATIONS)
 
     def _store(self) -> FleetStore:
-        if self._pid != os.getpid():
-            self._pid, self._ready = os.getpid(), False
-            self._store0 = FleetStore.shared(self.url)
-        if not self._ready:
-            self._store0.migrate("agent_states", MIGRATIONS)
-            self._ready = True
-        return self._store0
+        return self._handle.get()
 
     def read(self) -> dict[str, dict[str, Any]]:
         with self._store().connection() as con:

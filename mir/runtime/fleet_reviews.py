@@ -15,8 +15,9 @@ Only in fleet mode (``FleetStore.configured`` is not None); local mode never com
   comes later is told who decided. The row gets its final status once the flow ends; a
   claim left without one (its process died mid-decision) refuses every later review
   (fail closed: the action may have run), unless its process's liveness lock is gone
-  and no execution was ever claimed for the flow: then nothing ran and it waits again. A refusal (a reviewer who may not, a bad
-  correction) removes the claim again: nothing was written.
+  and no execution was ever claimed for the flow: then nothing ran and it waits again.
+  A refusal (a reviewer who may not, a bad correction) removes the claim again: nothing
+  was written.
 """
 
 from __future__ import annotations

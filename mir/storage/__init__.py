@@ -18,6 +18,7 @@ from mir.storage.ports import (
 )
 from mir.storage.postgres import (
     FleetStore,
+    ScopedStore,
     StoreSettings,
     StoreUnavailable,
     fleet_url,
@@ -38,6 +39,7 @@ __all__ = [
     "Migration",
     "ModelChangeLog",
     "ReviewAlertLog",
+    "ScopedStore",
     "StoreSettings",
     "StoreUnavailable",
     "UnknownMigrationError",

@@ -263,6 +263,28 @@ class FleetStore:
                     del FleetStore._shared[key]
 
 
+class ScopedStore:
+    """A capability's handle on the fleet store: ``get()`` is the store with the
+    capability's ``steps`` applied (once per process), and in a forked child that
+    process's own shared store (a pool must never cross a fork)."""
+
+    def __init__(
+        self, store: FleetStore, scope: str, steps: list[Migration] | tuple[Migration, ...]
+    ):
+        self.url, self.where = store.url, store.display_url
+        self.scope, self.steps = scope, steps
+        self._store, self._pid, self._ready = store, os.getpid(), False
+
+    def get(self) -> FleetStore:
+        if self._pid != os.getpid():  # a forked child: its own pool
+            self._pid, self._ready = os.getpid(), False
+            self._store = FleetStore.shared(self.url)
+        if not self._ready:
+            self._store.migrate(self.scope, self.steps)
+            self._ready = True
+        return self._store
+
+
 class _Qmark:
     """A psycopg connection as the migration runner calls it: ``?`` placeholders."""
 
