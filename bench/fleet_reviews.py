@@ -8,7 +8,10 @@ each, as a paused decision writes them), one process, same run, p50 of each step
 * verified read: ``published`` + ``verified_events`` (read by id, digest checked)
   against ``TraceStore.flow(flow_id, verify=True)`` (segments re-hashed);
 * lock: the flow's advisory lock taken and released on a pooled connection against
-  the local ``flock`` of ``<state_dir>/reviews/<h>.lock``.
+  the local ``flock`` of ``<state_dir>/reviews/<h>.lock``;
+* catch-up: ``publish_waiting`` with every waiting flow already published (what each
+  read of the queue in fleet mode adds: the local listing of waiting flows, one query
+  of which the fleet holds) against that local listing alone.
 
 The Postgres is the tests' embedded server (Unix socket), started by this script.
 
@@ -36,6 +39,7 @@ from mir.runtime.fleet_reviews import (  # noqa: E402
     fleet_of,
     flow_lock,
     publish,
+    publish_waiting,
     published,
     verified_events,
 )
@@ -83,7 +87,9 @@ def main() -> int:
     assert fleet is not None
     store = TraceStore.for_project(project)
     flows = [_flow() for _ in range(args.flows)]
-    times: dict[str, list[float]] = {k: [] for k in ("pub", "app", "read", "vread", "pg", "fl")}
+    times: dict[str, list[float]] = {
+        k: [] for k in ("pub", "app", "read", "vread", "pg", "fl", "catch", "list")
+    }
 
     def timed(key: str, fn, *args) -> None:
         started = time.perf_counter()
@@ -111,6 +117,9 @@ def main() -> int:
             timed("read", fleet_read, fid)
             timed("pg", pg_lock, fid)
             timed("fl", file_lock, fid)
+        for _ in range(20):
+            timed("catch", publish_waiting, project)
+            timed("list", lambda: store.list_flows(status="pending_review", limit=10**6))
     finally:
         store.close()
         fleet.close()
@@ -119,6 +128,7 @@ def main() -> int:
         ("publish a waiting flow", "pub", "app", "TraceStore.append"),
         ("verified read of a flow", "read", "vread", "flow(verify=True)"),
         ("flow lock taken + released", "pg", "fl", "flock"),
+        ("catch-up check (per read)", "catch", "list", "list_flows(pending_review)"),
     ]
     print(f"{args.flows} flows, p50 per step (ms)")
     print(f"{'step':<28} {'fleet':>8} {'local':>8} {'ratio':>7}  local reference")
