@@ -64,6 +64,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -206,6 +207,7 @@ def dbos_launch(url: str, executor_id: str | None = None):
 
 
 def child_dbos(url: str, n: int, serial_n: int, concurrency: int, poll: float) -> dict:
+    """``concurrency`` 0: no queue, ``DBOS.start_workflow`` runs it in this process now."""
     DBOS = dbos_launch(url)
 
     @DBOS.step()
@@ -217,15 +219,19 @@ def child_dbos(url: str, n: int, serial_n: int, concurrency: int, poll: float) -
         return decide_step(i)
 
     DBOS.launch()
-    queue = DBOS.register_queue(QUEUE, worker_concurrency=concurrency, polling_interval_sec=poll)
+    if concurrency:
+        queue = DBOS.register_queue(QUEUE, worker_concurrency=concurrency, polling_interval_sec=poll)
+        submit = functools.partial(queue.enqueue, decide)
+    else:
+        submit = functools.partial(DBOS.start_workflow, decide)
     try:
         for i in range(3):  # warm-up, outside the clock
-            queue.enqueue(decide, -1 - i).get_result(polling_interval_sec=poll)
+            submit(-1 - i).get_result(polling_interval_sec=poll)
         enq, handles = [], []
         t0 = time.time()
         for i in range(n):
             enq.append(time.time())
-            handles.append(queue.enqueue(decide, i))
+            handles.append(submit(i))
         starts, results = [], []
         for handle in handles:
             out = handle.get_result(polling_interval_sec=poll)
@@ -235,7 +241,7 @@ def child_dbos(url: str, n: int, serial_n: int, concurrency: int, poll: float) -
         serial = []
         for i in range(serial_n):
             s0 = time.time()
-            queue.enqueue(decide, n + i).get_result(polling_interval_sec=poll)
+            submit(n + i).get_result(polling_interval_sec=poll)
             serial.append(time.time() - s0)
         out = summary(wall, enq, starts, results, serial)
         out["idle_tps"] = idle_tps(url)
@@ -504,6 +510,23 @@ def table(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(lines)
 
 
+def print_kills(server: Server) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        print("\nkill -9 mid-task, then restart:")
+        for label, result in zip(
+            ("DBOS restart as executor other-host", "DBOS restart as executor local"),
+            kill_dbos(server, Path(tmp)),
+            strict=True,
+        ):
+            print(f"- {label}: {json.dumps(result)}")
+        for label, result in zip(
+            ("procrastinate new worker", "procrastinate retry_stalled + worker"),
+            kill_procr(server, Path(tmp)),
+            strict=True,
+        ):
+            print(f"- {label}: {json.dumps(result)}")
+
+
 def run_child(argv: list[str]) -> int:
     kind, url, *rest = argv
     logging.basicConfig(level=logging.WARNING)
@@ -534,11 +557,21 @@ def main() -> int:
     parser.add_argument("--poll", type=float, default=0.01, help="tuned DBOS polling interval, s")
     parser.add_argument("--default-tasks", type=int, default=20, help="tasks for the default-polling DBOS run")
     parser.add_argument("--skip-kill", action="store_true")
+    parser.add_argument("--only-kill", action="store_true")
     args = parser.parse_args()
     n, s = args.tasks, args.serial
     server = Server()
     try:
+        if args.only_kill:
+            print_kills(server)
+            return 0
         rows = [("reference: body + INSERT;SELECT", run_reference(server.database("ref"), n))]
+        rows.append(
+            (
+                "DBOS start_workflow, no queue",
+                child("dbos", server.database("dbos"), str(n), str(s), "0", str(args.poll)),
+            )
+        )
         for c in (1, 2):
             rows.append(
                 (
@@ -557,6 +590,14 @@ def main() -> int:
             rows.append(
                 (f"procrastinate c={c}", child("procr", server.database("procr"), str(n), str(s), str(c)))
             )
+        import psycopg
+
+        with psycopg.connect(server.url(), autocommit=True) as con:
+            settings = ", ".join(
+                f"{k}={con.execute(f'SHOW {k}').fetchone()[0]}"
+                for k in ("server_version", "fsync", "synchronous_commit")
+            )
+        print(f"\nembedded Postgres: {settings}")
         print(f"\n{n} tasks per run (burst), {s} one at a time (serial); × ref = ms/task ratio\n")
         print(table(rows))
         print(
@@ -564,20 +605,7 @@ def main() -> int:
             f" psycopg {import_ms('psycopg'):.0f} ms (python -X importtime, cumulative)"
         )
         if not args.skip_kill:
-            with tempfile.TemporaryDirectory() as tmp:
-                print("\nkill -9 mid-task, then restart:")
-                for label, result in zip(
-                    ("DBOS restart as executor other-host", "DBOS restart as executor local"),
-                    kill_dbos(server, Path(tmp)),
-                    strict=True,
-                ):
-                    print(f"- {label}: {json.dumps(result)}")
-                for label, result in zip(
-                    ("procrastinate new worker", "procrastinate retry_stalled + worker"),
-                    kill_procr(server, Path(tmp)),
-                    strict=True,
-                ):
-                    print(f"- {label}: {json.dumps(result)}")
+            print_kills(server)
     finally:
         server.stop()
     return 0
