@@ -251,8 +251,15 @@ def child_dbos(url: str, n: int, serial_n: int, concurrency: int, poll: float) -
 
 
 def child_dbos_kill(url: str, phase: str, marker: Path, executor_id: str, wait_s: float) -> dict:
+    launched = time.time()
     DBOS = dbos_launch(url, executor_id)
     from dbos import SetWorkflowID
+
+    @DBOS.step()
+    def first(marker: str) -> str:
+        with Path(marker).open("a") as f:
+            f.write(f"first-step {os.getpid()}\n")
+        return "first"
 
     @DBOS.step()
     def act(marker: str) -> str:
@@ -267,6 +274,7 @@ def child_dbos_kill(url: str, phase: str, marker: Path, executor_id: str, wait_s
 
     @DBOS.workflow()
     def slow(marker: str) -> str:
+        first(marker)  # completes before the kill: checkpointed, not run again
         return act(marker)
 
     DBOS.launch()
@@ -287,6 +295,7 @@ def child_dbos_kill(url: str, phase: str, marker: Path, executor_id: str, wait_s
         "status": status.status if status else None,
         "owner": status.executor_id if status else None,
         "recovery_attempts": getattr(status, "recovery_attempts", None),
+        "after_s": round(time.time() - launched, 2),
         "marker": marker.read_text().splitlines(),
     }
     DBOS.destroy()
@@ -382,6 +391,7 @@ async def child_procr(url: str, n: int, serial_n: int, concurrency: int) -> dict
 
 
 async def child_procr_kill(url: str, phase: str, marker: Path, wait_s: float) -> dict:
+    launched = time.time()
     app = procr_app(url)
 
     @app.task(name="slow", queue=QUEUE)
@@ -424,7 +434,13 @@ async def child_procr_kill(url: str, phase: str, marker: Path, wait_s: float) ->
         worker.cancel()
         with contextlib.suppress(BaseException):
             await worker
-    return {"phase": phase, "retried": retried, "jobs": statuses, "marker": marker.read_text().splitlines()}
+    return {
+        "phase": phase,
+        "retried": retried,
+        "jobs": statuses,
+        "after_s": round(time.time() - launched, 2),
+        "marker": marker.read_text().splitlines(),
+    }
 
 
 # --- the parent ---------------------------------------------------------------------------
