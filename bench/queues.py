@@ -69,7 +69,6 @@ import json
 import logging
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,7 +84,8 @@ QUEUE = "mir"
 def body(i: int) -> dict:
     """The task: a tiny, fixed amount of work returning a dict."""
     started = time.time()
-    return {"i": i, "decision": "approve" if i % 3 else "review", "sum": sum(range(200)), "started": started}
+    decision = "approve" if i % 3 else "review"
+    return {"i": i, "decision": decision, "sum": sum(range(200)), "started": started}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -113,7 +113,10 @@ def summary(
 def idle_tps(url: str, seconds: float = 3.0) -> float:
     import psycopg
 
-    query = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+    query = (
+        "SELECT xact_commit + xact_rollback FROM pg_stat_database"
+        " WHERE datname = current_database()"
+    )
     with psycopg.connect(url, autocommit=True) as con:
         time.sleep(1.2)  # let the last run's stats flush
         con.execute("SELECT pg_stat_clear_snapshot()")
@@ -220,7 +223,9 @@ def child_dbos(url: str, n: int, serial_n: int, concurrency: int, poll: float) -
 
     DBOS.launch()
     if concurrency:
-        queue = DBOS.register_queue(QUEUE, worker_concurrency=concurrency, polling_interval_sec=poll)
+        queue = DBOS.register_queue(
+            QUEUE, worker_concurrency=concurrency, polling_interval_sec=poll
+        )
         submit = functools.partial(queue.enqueue, decide)
     else:
         submit = functools.partial(DBOS.start_workflow, decide)
@@ -512,7 +517,7 @@ def import_ms(module: str) -> float:
 def table(rows: list[tuple[str, dict]]) -> str:
     ref = rows[0][1]["per_task_ms"]
     lines = [
-        "| run | wall s | ms/task | × ref | start p50 / p95 ms | result p50 / p95 ms"
+        "| run | wall s | ms/task | x ref | start p50 / p95 ms | result p50 / p95 ms"
         " | serial p50 / p95 ms | idle txn/s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -520,7 +525,8 @@ def table(rows: list[tuple[str, dict]]) -> str:
         idle = f"{r['idle_tps']:.0f}" if "idle_tps" in r else "-"
         lines.append(
             f"| {name} | {r['wall_s']:.2f} | {r['per_task_ms']:.2f} | {r['per_task_ms'] / ref:.1f}"
-            f" | {r['start_p50']:.0f} / {r['start_p95']:.0f} | {r['result_p50']:.0f} / {r['result_p95']:.0f}"
+            f" | {r['start_p50']:.0f} / {r['start_p95']:.0f}"
+            f" | {r['result_p50']:.0f} / {r['result_p95']:.0f}"
             f" | {r['serial_p50']:.1f} / {r['serial_p95']:.1f} | {idle} |"
         )
     return "\n".join(lines)
@@ -571,7 +577,9 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--serial", type=int, default=20, help="one-at-a-time tasks per run")
     parser.add_argument("--poll", type=float, default=0.01, help="tuned DBOS polling interval, s")
-    parser.add_argument("--default-tasks", type=int, default=20, help="tasks for the default-polling DBOS run")
+    parser.add_argument(
+        "--default-tasks", type=int, default=20, help="tasks for the default-polling DBOS run"
+    )
     parser.add_argument("--skip-kill", action="store_true")
     parser.add_argument("--only-kill", action="store_true")
     args = parser.parse_args()
@@ -604,7 +612,10 @@ def main() -> int:
         )
         for c in (1, 2):
             rows.append(
-                (f"procrastinate c={c}", child("procr", server.database("procr"), str(n), str(s), str(c)))
+                (
+                    f"procrastinate c={c}",
+                    child("procr", server.database("procr"), str(n), str(s), str(c)),
+                )
             )
         import psycopg
 
@@ -614,12 +625,12 @@ def main() -> int:
                 for k in ("server_version", "fsync", "synchronous_commit")
             )
         print(f"\nembedded Postgres: {settings}")
-        print(f"\n{n} tasks per run (burst), {s} one at a time (serial); × ref = ms/task ratio\n")
+        print(f"\n{n} tasks per run (burst), {s} one at a time (serial); x ref = ms/task ratio\n")
         print(table(rows))
-        print(
-            f"\nimport: dbos {import_ms('dbos'):.0f} ms, procrastinate {import_ms('procrastinate'):.0f} ms,"
-            f" psycopg {import_ms('psycopg'):.0f} ms (python -X importtime, cumulative)"
+        imports = ", ".join(
+            f"{m} {import_ms(m):.0f} ms" for m in ("dbos", "procrastinate", "psycopg")
         )
+        print(f"\nimport (python -X importtime, cumulative): {imports}")
         if not args.skip_kill:
             print_kills(server)
     finally:
