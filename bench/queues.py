@@ -36,7 +36,11 @@ autocommit (the cost of "make it durable and read it back" done by hand).
   (``app.run_worker_async(concurrency=c)``, LISTEN/NOTIFY on: ``defer`` wakes the worker
   at once, ``fetch_job_polling_interval`` (5 s) is only a fallback). procrastinate keeps
   no results: the body writes its result row and ``pg_notify``s it in one statement,
-  the caller LISTENs (what mir would have to build on top).
+  the caller LISTENs (what mir would have to build on top). Observed: the worker loses
+  a wake-up now and then (``_fetch_and_process_jobs`` clears ``_new_job_event`` after a
+  fetch that found nothing, so a NOTIFY that lands during that fetch is dropped) and the
+  job then waits for the fallback poll: a 5 s outlier in the serial run, and a burst 4x
+  slower. A run with ``fetch_job_polling_interval=0.1`` bounds it (~20 idle txn/s).
 
 Kill experiments (``--skip-kill`` to leave out): a worker process is SIGKILLed while a
 task's body sleeps; a fresh process is started and we watch whether the task runs again.
