@@ -14,12 +14,13 @@ decision nobody may approve any more.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mir.contracts import AgentContract, RecordedContracts
-from mir.errors import UsageError
+from mir.errors import MirUserError, UsageError
 from mir.project import Project, find_project
 from mir.reviews.domain import (
     PendingFlow,
@@ -97,12 +98,16 @@ def pending_page(
     if (fleet := fleet_of(proj)) is not None:
         from mir.reviews.fleet_queue import fleet_page
 
-        publish_waiting(proj)  # what this host holds and the fleet never got
-
-        return fleet_page(
+        try:  # what this host holds and the fleet never got
+            publish_waiting(proj)
+            missed = []
+        except MirUserError as exc:  # this host's traces: never the fleet's queue
+            missed = [f"this host's waiting flows were not checked for publishing: {exc}"]
+        page = fleet_page(
             fleet, proj, offset=offset, limit=limit, agent=agent, now=now,
             expire_at_most=expire_at_most, flow_id=flow_id,
         )  # fmt: skip
+        return replace(page, notes=[*page.notes, *missed]) if missed else page
     when = now or datetime.now(UTC)
     store = TraceStore.for_project(proj)
     contract_of = RecordedContracts(proj.root).get

@@ -291,3 +291,21 @@ def test_a_review_killed_inside_the_executor_blocks_the_flow_for_good(pg_url, ho
         refused = _mir(pg_url, root, "approve", flow_id, "--by", "bo")
         assert refused.returncode == 1 and "being approved" in refused.stderr, refused.stderr
     assert executed(a) == [] and executed(b) == []
+
+
+def test_a_damaged_local_trace_store_costs_a_warning_not_the_fleet_queue(pg_url, hosts):
+    a, b = hosts
+    mine = _pause(pg_url, b)
+    theirs = _pause(pg_url, a)
+    database = b / ".mir" / "traces" / "traces.duckdb"
+    assert _mir(pg_url, b, "traces", "compact").returncode == 0
+    database.write_bytes(b"not duckdb at all" * 100)
+    listed = _mir(pg_url, b, "review", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    page = json.loads(listed.stdout)
+    assert {i["flow_id"] for i in page["items"]} == {mine, theirs}
+    assert any("waiting flows were not checked for publishing" in n for n in page["notes"])
+    shown = _mir(pg_url, b, "review", "list")
+    assert shown.returncode == 0 and mine[:12] in shown.stdout and theirs[:12] in shown.stdout
+    assert "warning: this host's waiting flows were not checked" in shown.stderr
+    assert "Traceback" not in shown.stderr
