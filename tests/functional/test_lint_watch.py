@@ -32,12 +32,13 @@ def _wait_for(lines: queue.Queue[str], needle: str, timeout: float = 30) -> list
     raise AssertionError(f"{needle!r} never appeared; got {seen}")
 
 
-def test_watch_relints_on_save_and_ctrl_c_exits_zero(tmp_path: Path) -> None:
-    tree = tmp_path / "shop"
-    shutil.copytree(FIXTURES / "MIR105", tree)
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+def _start_watch(
+    tree: Path, *args: str, columns: int = 200
+) -> tuple[subprocess.Popen[str], queue.Queue[str]]:
+    """``mir lint boundaries TREE --watch ARGS``, and a queue of its output lines."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": str(columns)}
     process = subprocess.Popen(
-        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch", "--no-cache"],
+        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -48,6 +49,13 @@ def test_watch_relints_on_save_and_ctrl_c_exits_zero(tmp_path: Path) -> None:
         target=lambda: [lines.put(line) for line in process.stdout], daemon=True
     )
     reader.start()
+    return process, lines
+
+
+def test_watch_relints_on_save_and_ctrl_c_exits_zero(tmp_path: Path) -> None:
+    tree = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "MIR105", tree)
+    process, lines = _start_watch(tree, "--no-cache")
     try:
         first = _wait_for(lines, "watching")
         assert any("Found 1 finding" in line for line in first)
@@ -79,19 +87,7 @@ def _drain(lines: queue.Queue[str], seconds: float) -> list[str]:
 def test_watch_rests_until_a_file_is_written(tmp_path: Path) -> None:
     tree = tmp_path / "shop"
     shutil.copytree(FIXTURES / "MIR105", tree)
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    process = subprocess.Popen(  # with the default cache: its writes must not count
-        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(
-        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
-    )
-    reader.start()
+    process, lines = _start_watch(tree)  # with the default cache: its writes must not count
     try:
         _wait_for(lines, "watching")
         for path in tree.rglob("*"):  # reads (opened / closed_no_write) are not edits
@@ -116,19 +112,7 @@ def test_watch_prints_a_root_and_an_error_with_brackets_as_they_are(tmp_path: Pa
     # both lines were markup strings: rich ate the "[dim]" of the folder's name
     tree = tmp_path / "shop[dim]"
     shutil.copytree(FIXTURES / "MIR105", tree)
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "300"}
-    process = subprocess.Popen(
-        [str(MIR_EXE), "lint", "boundaries", str(tree), "--watch", "--no-cache"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(
-        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
-    )
-    reader.start()
+    process, lines = _start_watch(tree, "--no-cache", columns=300)
     try:
         first = _wait_for(lines, "watching")
         assert any(f"watching {tree} (Ctrl-C" in line for line in first), first
