@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -27,7 +28,14 @@ from mir.evals.history import (
     _case_rows,
     _run_row,
 )
-from mir.storage import FleetStore, Migration, ScopedStore, StoreUnavailable, UnknownMigrationError
+from mir.storage import (
+    FleetStore,
+    Migration,
+    ScopedStore,
+    StoreUnavailable,
+    UnknownMigrationError,
+    one_line_errors,
+)
 
 # Frozen text: never derived from code that may change later.
 MIGRATIONS = (
@@ -131,28 +139,11 @@ class PostgresEvalHistory:
             names = [d.name for d in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor]
 
-    def _explained(self) -> _Explained:
-        return _Explained(self.where)
-
-
-class _Explained:
-    """A database error that is not the server being down (``FleetStore`` raised that
-    as ``StoreUnavailable``, which passes through) as one ``EvalHistoryError`` line."""
-
-    def __init__(self, where: str):
-        self.where = where
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        import psycopg
-
-        if isinstance(exc, psycopg.Error):  # the server down is StoreUnavailable by now
-            lines = str(exc).strip().splitlines()
-            raise EvalHistoryError(
-                f"not a usable eval history ({lines[0] if lines else type(exc).__name__})",
+    def _explained(self) -> contextlib.AbstractContextManager[None]:
+        return one_line_errors(
+            lambda first: EvalHistoryError(
+                f"not a usable eval history ({first})",
                 where=self.where,
                 hint="check the fleet store's mir.eval_runs table; the report was not lost",
-            ) from exc
-        return False
+            )
+        )

@@ -21,7 +21,7 @@ from typing import Any
 
 from mir.errors import ConfigError
 from mir.models.history import _COLUMNS, ModelChange, change_of, change_values
-from mir.storage import FleetStore, Migration, ScopedStore
+from mir.storage import FleetStore, Migration, ScopedStore, one_line_errors
 
 # Frozen text: never derived from code that may change later.
 MIGRATIONS = (
@@ -123,18 +123,12 @@ class PostgresWriter:
         self.con.execute("ROLLBACK")
 
 
-@contextlib.contextmanager
-def _explained(where: str) -> Iterator[None]:
-    """A database error other than the server being down (``StoreUnavailable`` by now,
-    which passes through) as one ``ConfigError`` line: ``models.toml`` is unchanged."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        lines = str(exc).strip().splitlines()
-        raise ConfigError(
-            f"not a usable model history ({lines[0] if lines else type(exc).__name__})",
+def _explained(where: str) -> contextlib.AbstractContextManager[None]:
+    """A broken history table as one ``ConfigError`` line: ``models.toml`` is unchanged."""
+    return one_line_errors(
+        lambda first: ConfigError(
+            f"not a usable model history ({first})",
             where=where,
             hint="check the fleet store's mir.model_changes table; models.toml was not changed",
-        ) from exc
+        )
+    )

@@ -291,10 +291,13 @@ def _catch_up(store: Any, fleet: FleetStore, flow_id: str) -> None:
     its own (its next publish is the newer one). A published copy that fails its digest
     is ignored here: the holder decides from its own events, never from an edited copy."""
     remote = published(fleet, flow_id)
-    if remote is None or digest_of(remote.events) != remote.digest:
-        return  # an edited copy counts nothing: this host's own events decide (fewer approvals)
+    if remote is None:
+        return
+    try:
+        theirs = sorted(verified_events(remote), key=lambda e: e.seq)
+    except UsageError:  # an edited copy counts nothing: this host's own events decide
+        return
     mine = [e.event_id for e in sorted(store.flow(flow_id), key=lambda e: e.seq)]
-    theirs = sorted(verified_events(remote), key=lambda e: e.seq)
     if len(theirs) > len(mine) and [e.event_id for e in theirs[: len(mine)]] == mine:
         store.append(theirs[len(mine) :])
 

@@ -23,6 +23,7 @@ from mir.storage.postgres import (
     StoreUnavailable,
     fleet_url,
     hide_password,
+    one_line_errors,
     quiet_pool_log,
 )
 from mir.storage.records import FlowClaim, FlowHolder
@@ -52,6 +53,7 @@ __all__ = [
     "is_lock_conflict",
     "lock_descriptor",
     "migrate",
+    "one_line_errors",
     "output_file",
     "output_folder",
     "pending",

@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -261,6 +261,20 @@ class FleetStore:
             for key, store in list(FleetStore._shared.items()):
                 if store is self:
                     del FleetStore._shared[key]
+
+
+@contextlib.contextmanager
+def one_line_errors(make: Callable[[str], MirUserError]) -> Iterator[None]:
+    """A database error other than the server being down (``FleetStore`` raised that as
+    ``StoreUnavailable`` already, which passes through) as the one-line error ``make``
+    builds from the error's first line: a broken table is said, never a traceback."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        lines = str(exc).strip().splitlines()
+        raise make(lines[0] if lines else type(exc).__name__) from exc
 
 
 class ScopedStore:

@@ -271,3 +271,30 @@ def test_the_model_history_of_a_store_that_is_down_is_one_line(pg_server_private
             assert "\n" not in str(caught.value)
     finally:
         pg_server_private.start()
+
+
+def test_an_edited_postgres_table_is_one_line_and_nothing_is_lost(pg_url: str):
+    import psycopg
+
+    from mir.errors import ConfigError
+    from mir.evals.history import EvalHistoryError
+
+    evals, models = _postgres_evals(pg_url), _postgres_models(pg_url)
+    evals.record(_report({"a": True}))
+    models.record([_change("1", "candidate", 0)])
+    with psycopg.connect(pg_url, autocommit=True) as con:  # someone "tidied" the tables
+        con.execute("ALTER TABLE mir.eval_runs DROP COLUMN model")
+        con.execute("ALTER TABLE mir.model_changes DROP COLUMN to_stage")
+    with pytest.raises(EvalHistoryError) as caught:
+        evals.rows("triage")
+    said = str(caught.value)
+    assert 'not a usable eval history (column "model" does not exist)' in said
+    assert "\n" not in said
+    warning = evals.try_record(_report({"a": True}))
+    assert warning is not None and warning.startswith("eval history not recorded: ")
+    assert "not a usable eval history" in warning
+    with pytest.raises(ConfigError) as refused:
+        models.changes("qwen")
+    assert 'not a usable model history (column "to_stage" does not exist)' in str(refused.value)
+    with pytest.raises(ConfigError):
+        models.record([_change("2", "candidate", 1)])
