@@ -324,7 +324,9 @@ def resume_in_fleet(
         _clear_dead_claim(con, fleet, flow_id)
         _refuse_decided(con, flow_id)
         if not local and remote is not None and not store.flow(flow_id):
-            store.append(verified_events(remote))
+            # read again under the lock: an approval that finished while this one waited
+            # for it republished the flow, and the copy must count it
+            store.append(verified_events(published(fleet, flow_id) or remote))
         elif local:
             _catch_up(store, fleet, flow_id)
         claimed = con.execute(

@@ -309,3 +309,64 @@ def test_a_damaged_local_trace_store_costs_a_warning_not_the_fleet_queue(pg_url,
     assert shown.returncode == 0 and mine[:12] in shown.stdout and theirs[:12] in shown.stdout
     assert "warning: this host's waiting flows were not checked" in shown.stderr
     assert "Traceback" not in shown.stderr
+
+
+def test_two_hosts_approving_a_two_of_n_flow_at_once_count_both_and_execute_once(
+    pg_url, hosts, run_mir, tmp_path
+):
+    from .test_review_identity import declare, require
+
+    a, b = hosts
+    for name in ("ana", "bob"):
+        declare(run_mir, a, tmp_path, name)
+    shutil.copy(a / "reviewers.toml", b / "reviewers.toml")
+    for root in hosts:
+        require(root, "{roles: [lead], count: 2}")
+    for _ in range(3):
+        flow_id = _pause(pg_url, a)
+        before = len(executed(a)) + len(executed(b))
+        racers = [
+            subprocess.Popen(
+                [str(MIR_EXE), "approve", flow_id, "--by", who, "--json"],
+                cwd=root,
+                env=_env(pg_url),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for who, root in (("ana", a), ("bob", b))
+        ]
+        outs = [(p.wait(timeout=120), *p.communicate()) for p in racers]
+        assert [rc for rc, _, _ in outs] == [0, 0], outs
+        statuses = sorted(json.loads(out)["status"] for _, out, _ in outs)
+        assert statuses == ["executed", "pending_review"], outs  # the second one counted both
+        assert len(executed(a)) + len(executed(b)) == before + 1
+
+
+def test_two_queue_reads_racing_publish_a_lost_flow_once(pg_url, hosts):
+    import psycopg
+
+    a, b = hosts
+    flow_id = _pause(pg_url, a)
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("DELETE FROM mir.review_pending WHERE flow_id = %s", (flow_id,))
+    readers = [
+        subprocess.Popen(
+            [str(MIR_EXE), "review", "list", "--json"],
+            cwd=a,
+            env=_env(pg_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for reader in readers:
+        assert reader.wait(timeout=120) == 0, reader.communicate()
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        (count,) = con.execute(
+            "SELECT count(*) FROM mir.review_pending WHERE flow_id = %s", (flow_id,)
+        ).fetchone()
+    assert count == 1
+    listed = json.loads(_mir(pg_url, b, "review", "list", "--json").stdout)
+    assert [i["flow_id"] for i in listed["items"]] == [flow_id]
