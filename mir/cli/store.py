@@ -1,5 +1,5 @@
 """``mir store status|migrate``: where the ledger and agent states live, and moving the
-local ones into the fleet store."""
+local ones into the fleet store; ``mir worker``: deciding the flows submitted to it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 
 from mir.cli.options import FORMAT, JSON, PROJECT
 from mir.cli.output import chosen_format, print_json, say
+from mir.cli.variadic import VariadicCommand
 
 
 def _show(result: Any, fmt: str | None, as_json: bool) -> None:
@@ -50,3 +51,23 @@ def register(app: typer.Typer) -> None:
         _show(migrate_store(project, dry_run=dry_run), fmt, as_json)
 
     app.add_typer(store, name="store")
+
+    @app.command("worker", cls=VariadicCommand)
+    def worker_command(
+        agents: list[str] | None = typer.Argument(
+            None, metavar="AGENT", help="Only these agents' submissions (default: every one)."
+        ),
+        jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Worker processes."),
+        provider: str | None = typer.Option(None, "--provider", help="Override routes."),
+        responses: str | None = typer.Option(None, "--responses", help="For --provider scripted."),
+        project: str | None = PROJECT,
+    ) -> int:
+        """Decide the flows submitted to the fleet (agent.submit): one at a time per
+        process, until Ctrl-C or SIGTERM (the flow in hand finishes first)."""
+        from mir.workers import plan_workers, run_workers
+
+        plan, names, where = plan_workers(
+            agents or [], project=project, provider=provider, responses=responses
+        )
+        say(f"mir worker: {jobs} x {', '.join(names) or 'every agent'} from {where}")
+        return run_workers(plan, jobs)

@@ -48,6 +48,9 @@ class MirSettings(BaseModel):
         default_factory=dict,
         description="[tool.mir.store]: the Postgres shared by many hosts (unset: local files).",
     )
+    workers: dict[str, Any] = Field(
+        default_factory=dict, description="[tool.mir.workers]: heartbeats of `mir worker`."
+    )
 
 
 def describe_validation_error(

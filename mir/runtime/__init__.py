@@ -30,11 +30,19 @@ if TYPE_CHECKING:
     )
     from mir.runtime.interrupted import close_interrupted
     from mir.runtime.loaded_agent import Agent
+    from mir.runtime.ports import FlowAlreadyDecided
     from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.processes import Stop, first_interrupt_stops, start_method
     from mir.runtime.review_audit import audit_reviews
     from mir.runtime.store_copy import StoreMigration, StoreStatus
     from mir.runtime.store_migration import migrate_store, store_status
+    from mir.runtime.submissions import (
+        TASK,
+        ResultTimeout,
+        Submissions,
+        queue_name,
+        submissions_of,
+    )
     from mir.runtime.trace_audit import Verification, verify_project
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
@@ -51,6 +59,7 @@ _FLEET = frozenset(
     }
 )
 _STORE = frozenset({"StoreMigration", "StoreStatus", "migrate_store", "store_status"})
+_QUEUE = frozenset({"TASK", "ResultTimeout", "Submissions", "queue_name", "submissions_of"})
 _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
 
 
@@ -79,6 +88,14 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import fleet_reviews
 
         return getattr(fleet_reviews, name)
+    if name in _QUEUE:
+        from mir.runtime import submissions
+
+        return getattr(submissions, name)
+    if name == "FlowAlreadyDecided":
+        from mir.runtime import ports
+
+        return ports.FlowAlreadyDecided
     if name == "close_interrupted":
         from mir.runtime import interrupted
 
@@ -100,15 +117,19 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "RETRYABLE",
+    "TASK",
     "Agent",
     "AgentStatus",
     "DecisionRecord",
     "Expiry",
+    "FlowAlreadyDecided",
     "PublishedFlow",
     "ReasonCode",
+    "ResultTimeout",
     "Stop",
     "StoreMigration",
     "StoreStatus",
+    "Submissions",
     "Verification",
     "agent_cells",
     "agent_columns",
@@ -131,6 +152,7 @@ __all__ = [
     "preview_prompt",
     "prompt_json",
     "publish_waiting",
+    "queue_name",
     "read_json_object",
     "record_json",
     "record_rows",
@@ -141,6 +163,7 @@ __all__ = [
     "short_time",
     "start_method",
     "store_status",
+    "submissions_of",
     "suspend_agent",
     "unchanged_line",
     "verify_project",

@@ -35,6 +35,7 @@ from mir.runtime.records import DecisionRecord
 from mir.runtime.resuming import corrections, resume
 from mir.runtime.review_alerts import pending_announcer
 from mir.runtime.stores import project_ledger, project_states
+from mir.runtime.submissions import submissions_of
 from mir.traces import TraceStore
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
@@ -128,6 +129,7 @@ def load_agent(
         source="eval" if evaluating else _production_source(parts, responses),
         dry_run=evaluating,
         models=resolver,
+        submissions=None if evaluating else submissions_of(proj),
         on_pending=(
             None
             if evaluating

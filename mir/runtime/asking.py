@@ -8,6 +8,7 @@ proposals mean; this module only asks.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,7 +112,9 @@ class RouteAsker:
             if resolved.selection is not None:
                 meta["registry"] = resolved.trace()
             refusal = getattr(provider, "refusal", None)
-            refused = refusal(request) if refusal is not None else None
+            refused = _past_deadline(state.deadline_at) or (
+                refusal(request) if refusal is not None else None
+            )
             if refused is not None:  # shed by a busy model before any disk write
                 return self._call_failed(tail, provider.name, route, prompt, meta, refused, reasons)
             # Durable before the model is called: a process killed during inference still
@@ -269,3 +272,11 @@ def _prompted(state: FlowState, prompt_hash: str | None) -> None:
     """Note a prompt the flow's model was called with (its final event lists them)."""
     if prompt_hash and prompt_hash not in state.prompt_hashes:
         state.prompt_hashes.append(prompt_hash)
+
+
+def _past_deadline(deadline_at: float | None) -> str | None:
+    """A deadline already past when the model would be called (a submitted flow that
+    waited in the queue longer than its deadline): shed before any provider is asked."""
+    if deadline_at is not None and time.monotonic() >= deadline_at:
+        return "the deadline passed before the model was called"
+    return None

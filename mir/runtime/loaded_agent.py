@@ -8,7 +8,9 @@ sent; ``close()`` ends them in that order, the trace store it owns last.
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -24,6 +26,7 @@ from mir.runtime.progress import observed
 from mir.runtime.records import DecisionRecord
 from mir.runtime.review_alerts import announce_safely
 from mir.runtime.shadow import ShadowWorker
+from mir.runtime.submissions import Submissions, new_flow_id
 from mir.traces import TraceEvent
 
 FLOW_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -96,6 +99,58 @@ class Agent:
             record = self.shadow.decide(self._flow, input, context, role, **how)
         announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
         return record
+
+    def submit(
+        self,
+        input: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        role: str = "agent",
+        priority: int | None = None,
+        deadline_ms: int | None = None,
+        requested_by: str | None = None,
+        flow_id: str | None = None,
+    ) -> str:
+        """Hand the decision to the fleet's workers (``mir worker``): returns its flow id
+        once the request is durable in Postgres, before anything is decided. The same
+        options as ``decide``; the deadline counts from now, so a flow still queued when
+        it passes is decided by the rules (reason ``shed``). ``result(flow_id)`` waits
+        for the outcome. Needs the fleet store (``[tool.mir.store] url``)."""
+        queue = self._submissions()
+        if flow_id is not None:
+            self._check_new(flow_id, look=False)
+        serving = self.parts.contract.serving
+        request = {
+            "flow_id": flow_id or new_flow_id(),
+            "agent": self.name,
+            "input": dict(input),
+            "context": None if context is None else dict(context),
+            "role": role,
+            "priority": priority,
+            "deadline_ms": deadline_ms if deadline_ms is not None else serving.deadline_ms,
+            "requested_by": requested_by or requester(),
+            "submitted_us": time.time_ns() // 1000,
+        }
+        try:
+            json.dumps(request)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"the input or context is not JSON: {exc}") from exc
+        chosen = priority if priority is not None else serving.priority
+        return queue.submit(self.name, request, priority=chosen)
+
+    def result(self, flow_id: str, timeout: float | None = None) -> DecisionRecord:
+        """The outcome of a submitted flow, waiting up to ``timeout`` seconds (None: for
+        ever) for a worker to decide it (``ResultTimeout`` when none did in time). Its
+        decision is as the traces keep it: redacted by the trace rules."""
+        return self._submissions().result(flow_id, timeout)
+
+    def _submissions(self) -> Submissions:
+        if self.deps.submissions is None:
+            raise UsageError(
+                "submit needs the fleet store: workers take submissions from Postgres",
+                hint="set [tool.mir.store] url (or $MIR_STORE_URL); locally, call decide()",
+            )
+        return self.deps.submissions
 
     def _check_new(self, flow_id: str, *, look: bool) -> None:
         if not FLOW_ID.fullmatch(flow_id):

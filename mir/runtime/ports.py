@@ -118,3 +118,5 @@ class RuntimeDeps:
     # Called with the record of a flow that starts waiting for review, once its events
     # are on disk (the review alert; best effort: its failure never fails the decision).
     on_pending: Callable[[Any], None] | None = None
+    # The fleet's submission queue (``Agent.submit`` / ``result``); None in local mode.
+    submissions: Any = None

@@ -62,6 +62,9 @@ class ReasonCode(StrEnum):
     # the process deciding it was killed before the flow reached an outcome, and before
     # it claimed any execution: closed as aborted by the next batch run, nothing executed
     INTERRUPTED = "interrupted"
+    # a submitted flow the worker could not decide (its agent does not load on the
+    # worker's host, or an error outside the flow): aborted, nothing executed
+    WORKER_ERROR = "worker_error"
 
 
 RETRYABLE: frozenset[ReasonCode] = frozenset(

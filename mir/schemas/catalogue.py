@@ -102,6 +102,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.releases import CanaryCheck, CanarySettings, ModelComparison
     from mir.storage import StoreSettings
     from mir.traces import TraceSettings
+    from mir.workers import WorkerSettings
 
     sections = {
         "lint": LintSettings,
@@ -111,6 +112,7 @@ def all_schemas() -> dict[str, dict]:
         "review": ReviewSettings,
         "models": CanarySettings,
         "store": StoreSettings,
+        "workers": WorkerSettings,
     }
     return {
         **json_schemas(),

@@ -1,0 +1,278 @@
+"""Submitted decisions and the fleet's workers: ``Agent.submit`` / ``result`` in this
+process, ``mir worker`` as real subprocesses, one real Postgres (``pg_url``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MIR_EXE
+
+from .conftest import RUNTIME_PROJECT
+from .test_run_agent import GOOD, executed, script
+
+pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+
+ORDER = {"order_id": "A1", "amount": 40, "message": "arrived broken"}
+FAST = "\n[tool.mir.workers]\nheartbeat_s = 0.3\nstalled_s = 1.0\npoll_s = 0.1\n"
+
+
+def _host(tmp_path: Path, name: str = "a", replies: int = 50) -> Path:
+    root = tmp_path / name
+    shutil.copytree(RUNTIME_PROJECT, root)
+    (root / "world.json").write_text(json.dumps({"A1": {"order_total": 80}}))
+    with (root / "pyproject.toml").open("a") as f:
+        f.write(FAST)
+    script(root, *([GOOD] * replies))
+    return root
+
+
+def _worker(url: str, root: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    """``mir worker ARGS`` in a session of its own (a kill reaches its children)."""
+    return subprocess.Popen(
+        [str(MIR_EXE), "worker", *args, "--provider", "scripted", "--responses",
+         "responses.jsonl"],
+        cwd=root, env={**os.environ, "MIR_STORE_URL": url, "NO_COLOR": "1", **env},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def _stop(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+@pytest.fixture
+def agent(pg_url, tmp_path, monkeypatch):
+    from mir.runtime import load_agent
+
+    root = _host(tmp_path)
+    monkeypatch.setenv("MIR_STORE_URL", pg_url)
+    loaded = load_agent("refunds.triage", project=root, provider="rules", watch_models=False)
+    yield loaded, root
+    loaded.close()
+
+
+def test_submitted_flows_are_decided_once_by_two_worker_processes(pg_url, agent):
+    agent, root = agent
+    ids = [agent.submit(ORDER) for _ in range(20)]
+    assert len(set(ids)) == 20
+    worker = _worker(pg_url, root, "refunds.triage", "-j", "2")
+    try:
+        records = [agent.result(i, timeout=60) for i in ids]
+    finally:
+        code, _out, err = _stop(worker)
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert [r.flow_id for r in records] == ids
+    assert {r.status for r in records} == {"executed"}
+    keys = Counter(line["key"] for line in executed(root))
+    assert len(keys) == 20 and set(keys.values()) == {1}
+    # a record is there at once afterwards, and the input left the queue
+    assert agent.result(ids[0], timeout=0).status == "executed"
+    assert agent.deps.submissions.queued(ids[0]) is False
+
+
+def _wait_for(path: Path, timeout: float = 60) -> None:
+    until = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < until, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def _executions(url: str) -> list[tuple[str, bool]]:
+    """Every execution the ledger claimed: (flow id, completed ok)."""
+    import psycopg
+
+    with psycopg.connect(url, options="-c search_path=mir") as con:
+        rows = con.execute("SELECT info, outcome FROM executions").fetchall()
+    return [(json.loads(i)["flow_id"], bool(o and json.loads(o).get("ok"))) for i, o in rows]
+
+
+def test_a_worker_killed_inside_an_executor_never_runs_the_action_twice(pg_url, agent, tmp_path):
+    agent, root = agent
+    hold = tmp_path / "hold"
+    first = subprocess.Popen(
+        [str(MIR_EXE), "worker", "--provider", "scripted", "--responses", "responses.jsonl"],
+        cwd=root, env={**os.environ, "MIR_STORE_URL": pg_url, "REFUNDS_HOLD": str(hold)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    flow_id = agent.submit(ORDER)
+    _wait_for(Path(f"{hold}.started"))
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate(timeout=30)
+    second = _worker(pg_url, root)
+    try:
+        record = agent.result(flow_id, timeout=60)
+    finally:
+        code, _out, err = _stop(second)
+    assert code == 0, err
+    assert record.status == "aborted"
+    assert record.reasons == ["interrupted", "execution_in_doubt"]
+    assert record.flow_id == flow_id  # the attempt that claimed the execution
+    assert "its action may have run" in record.problems[0]
+    assert executed(root) == []  # the executor was killed before it wrote
+    assert [f for f, _ok in _executions(pg_url)] == [flow_id]  # and never claimed again
+
+
+def test_a_worker_killed_before_any_execution_is_retried_and_executes_once(pg_url, agent, tmp_path):
+    agent, root = agent
+    hold = tmp_path / "world"
+    first = _worker(pg_url, root, REFUNDS_HOLD_CONTEXT=str(hold))
+    flow_id = agent.submit(ORDER)
+    _wait_for(Path(f"{hold}.started"))  # inside the context loader: nothing claimed yet
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate(timeout=30)
+    second = _worker(pg_url, root)
+    try:
+        record = agent.result(flow_id, timeout=60)
+    finally:
+        code, _out, err = _stop(second)
+    assert code == 0, err
+    assert record.status == "executed"
+    assert record.flow_id == f"{flow_id}-r1"  # the retry's own flow id
+    assert len(executed(root)) == 1
+    assert _executions(pg_url) == [(f"{flow_id}-r1", True)]
+    # the dead attempt's flow id is fenced: it can never claim an execution now
+    from mir.runtime import FlowAlreadyDecided
+
+    with pytest.raises(FlowAlreadyDecided, match="superseded"):
+        agent.deps.ledger.claim(
+            "late-key", {"flow_id": flow_id, "agent": "refunds.triage", "by": "late"}
+        )
+
+
+def test_workers_killed_at_random_points_lose_nothing_and_run_nothing_twice(pg_url, tmp_path):
+    import random
+
+    from mir.runtime import load_agent
+
+    root = _host(tmp_path, replies=200)
+    os.environ["MIR_STORE_URL"] = pg_url
+    try:
+        agent = load_agent("refunds.triage", project=root, provider="rules", watch_models=False)
+        ids = [agent.submit(ORDER) for _ in range(60)]
+        rng = random.Random(7)
+        for _ in range(4):  # a worker decides for a while and is killed wherever it is
+            victim = _worker(pg_url, root, REFUNDS_DELAY_S="0.02")
+            time.sleep(rng.uniform(0.3, 1.2))
+            os.killpg(victim.pid, signal.SIGKILL)
+            victim.communicate(timeout=30)
+        last = _worker(pg_url, root, "-j", "2")
+        try:
+            records = {i: agent.result(i, timeout=120) for i in ids}
+        finally:
+            code, _out, err = _stop(last)
+        agent.close()
+    finally:
+        del os.environ["MIR_STORE_URL"]
+    assert code == 0, err
+    runs = _executions(pg_url)
+    per_submission = Counter(f.split("-r")[0] for f, _ok in runs)
+    assert set(per_submission.values()) <= {1}, "an action was claimed twice"
+    for _flow_id, record in records.items():
+        if record.status == "executed":
+            assert (record.flow_id, True) in runs
+        else:  # only a flow killed mid-execution is left in doubt
+            assert record.reasons == ["interrupted", "execution_in_doubt"], record
+    lines = len(executed(root))
+    assert sum(ok for _f, ok in runs) <= lines <= len(runs)  # nothing ran unrecorded
+
+
+def test_a_flow_that_waited_past_its_deadline_is_decided_by_the_rules(pg_url, agent):
+    agent, root = agent
+    flow_id = agent.submit(ORDER, deadline_ms=50)
+    time.sleep(0.3)  # no worker yet: the deadline passes in the queue
+    worker = _worker(pg_url, root)
+    try:
+        record = agent.result(flow_id, timeout=60)
+    finally:
+        _stop(worker)
+    assert "shed" in record.reasons, record
+    assert record.provider != "scripted"
+
+
+def test_a_thousand_submissions_with_two_workers_are_each_decided_once(pg_url, tmp_path):
+    from mir.runtime import load_agent
+
+    root = _host(tmp_path, replies=1000)
+    os.environ["MIR_STORE_URL"] = pg_url
+    try:
+        agent = load_agent("refunds.triage", project=root, provider="rules", watch_models=False)
+        ids = [agent.submit(ORDER) for _ in range(1000)]
+        worker = _worker(pg_url, root, "-j", "2")
+        try:
+            records = [agent.result(i, timeout=300) for i in ids]
+        finally:
+            code, out, err = _stop(worker)
+        agent.close()
+    finally:
+        del os.environ["MIR_STORE_URL"]
+    assert code == 0, err
+    assert {r.status for r in records} == {"executed"}
+    assert len({r.flow_id for r in records}) == 1000
+    keys = Counter(line["key"] for line in executed(root))
+    assert len(keys) == 1000 and set(keys.values()) == {1}
+    assert len({line["pid"] for line in executed(root)}) == 2  # both workers decided
+    assert out.count("executed (ok)") == 1000
+
+
+def test_submit_and_result_say_what_is_wrong_in_one_line(pg_url, agent, tmp_path):
+    from mir.errors import UsageError
+    from mir.runtime import ResultTimeout, load_agent
+
+    agent, root = agent
+    flow_id = agent.submit(ORDER, flow_id="order-A1-refund")
+    assert flow_id == "order-A1-refund"
+    with pytest.raises(UsageError, match="is submitted already"):
+        agent.submit(ORDER, flow_id="order-A1-refund")
+    with pytest.raises(ResultTimeout, match=r"has no outcome after 0\.2 s"):
+        agent.result(flow_id, timeout=0.2)
+    with pytest.raises(UsageError, match="no flow q0 was submitted"):
+        agent.result("q0", timeout=1)
+    with pytest.raises(UsageError, match="not JSON"):
+        agent.submit({"order_id": object()})
+    os.environ.pop("MIR_STORE_URL")
+    local = load_agent("refunds.triage", project=root, provider="rules", watch_models=False)
+    with pytest.raises(UsageError, match="submit needs the fleet store"):
+        local.submit(ORDER)
+    local.close()
+    alone = subprocess.run(
+        [str(MIR_EXE), "worker"], cwd=root, capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "MIR_STORE_URL"},
+    )  # fmt: skip
+    assert alone.returncode == 2
+    assert alone.stderr.strip().splitlines() == [
+        "error: mir worker needs the fleet store: submissions wait in Postgres "
+        "(set [tool.mir.store] url (or $MIR_STORE_URL))"
+    ]
+
+
+def test_submit_with_postgres_down_fails_closed_in_one_line(pg_server_private, tmp_path):
+    from mir.runtime import load_agent
+    from mir.storage import StoreUnavailable
+
+    root = _host(tmp_path)
+    os.environ["MIR_STORE_URL"] = pg_server_private.url()
+    try:
+        agent = load_agent("refunds.triage", project=root, provider="rules", watch_models=False)
+        agent.submit(ORDER)
+        pg_server_private.stop()
+        with pytest.raises(StoreUnavailable) as caught:
+            agent.submit(ORDER)
+        assert "\n" not in str(caught.value)
+        pg_server_private.start()
+        assert agent.submit(ORDER)  # back: submits again
+        agent.close()
+    finally:
+        del os.environ["MIR_STORE_URL"]
