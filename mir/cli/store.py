@@ -11,6 +11,13 @@ from mir.cli.options import FORMAT, JSON, PROJECT
 from mir.cli.output import chosen_format, print_json, say
 from mir.cli.variadic import VariadicCommand
 
+WORKER_AGENTS = typer.Argument(
+    None, metavar="AGENT", help="Only these agents' submissions (default: every one)."
+)
+JOBS = typer.Option(1, "-j", "--jobs", min=1, help="Worker processes.")
+PROVIDER = typer.Option(None, "--provider", help="Override routes (scripted, rules ...).")
+RESPONSES = typer.Option(None, "--responses", help="JSONL of raw outputs (--provider scripted).")
+
 
 def _show(result: Any, fmt: str | None, as_json: bool) -> None:
     if chosen_format(fmt, as_json) == "json":
@@ -54,20 +61,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("worker", cls=VariadicCommand)
     def worker_command(
-        agents: list[str] | None = typer.Argument(
-            None, metavar="AGENT", help="Only these agents' submissions (default: every one)."
-        ),
-        jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Worker processes."),
-        provider: str | None = typer.Option(None, "--provider", help="Override routes."),
-        responses: str | None = typer.Option(None, "--responses", help="For --provider scripted."),
+        agents: list[str] | None = WORKER_AGENTS, jobs: int = JOBS,
+        provider: str | None = PROVIDER, responses: str | None = RESPONSES,
         project: str | None = PROJECT,
-    ) -> int:
+    ) -> int:  # fmt: skip
         """Decide the flows submitted to the fleet (agent.submit): one at a time per
         process, until Ctrl-C or SIGTERM (the flow in hand finishes first)."""
-        from mir.workers import plan_workers, run_workers
+        from mir.workers import serve_workers
 
-        plan, names, where = plan_workers(
-            agents or [], project=project, provider=provider, responses=responses
-        )
-        say(f"mir worker: {jobs} x {', '.join(names) or 'every agent'} from {where}")
-        return run_workers(plan, jobs)
+        return serve_workers(agents or [], jobs, project, provider, responses, say)

@@ -7,9 +7,9 @@ from mir.workers.settings import WorkerSettings, attempt_id
 
 if TYPE_CHECKING:
     from mir.workers.deciding import JobDecider
-    from mir.workers.running import WorkerPlan, plan_workers, run_workers, work
+    from mir.workers.running import WorkerPlan, plan_workers, run_workers, serve_workers, work
 
-_RUNNING = frozenset({"WorkerPlan", "plan_workers", "run_workers", "work"})
+_RUNNING = frozenset({"WorkerPlan", "plan_workers", "run_workers", "serve_workers", "work"})
 
 
 def __getattr__(name: str) -> Any:
@@ -32,5 +32,6 @@ __all__ = [
     "attempt_id",
     "plan_workers",
     "run_workers",
+    "serve_workers",
     "work",
 ]

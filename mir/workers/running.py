@@ -68,6 +68,23 @@ def plan_workers(
     return plan, names, queue.where
 
 
+def serve_workers(
+    agents: Sequence[str],
+    jobs: int,
+    project: str | Path | None,
+    provider: str | None,
+    responses: str | None,
+    say: Callable[[str], None],
+) -> int:
+    """``mir worker``: check, say what is watched (the first line), run; the exit code."""
+    plan, names, where = plan_workers(
+        agents, project=project, provider=provider, responses=responses
+    )
+    what = ", ".join(names) or "every agent"
+    say(f"mir worker: watching {where} for {what} ({jobs} process(es); Ctrl-C stops)")
+    return run_workers(plan, jobs)
+
+
 def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] = print) -> int:
     """Run ``jobs`` worker processes until a signal stops them; the exit code."""
     if jobs < 1:

@@ -284,6 +284,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     # tests/functional/test_models_compare.py runs both on planted traces).
     ("models-canary", "mir"): run_as_written,
     ("fleet", "mir"): run_as_written,
+    ("fleet", "mir worker"): run_until_sigint,
 }
 
 
