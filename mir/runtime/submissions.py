@@ -208,6 +208,9 @@ class Submissions:
         if found is not None:
             return DecisionRecord.model_validate(found)
         if not self.queued(flow_id):
+            found = self.outcome(flow_id)  # decided meanwhile: its row commits before the job goes
+            if found is not None:
+                return DecisionRecord.model_validate(found)
             raise UsageError(
                 f"no flow {flow_id} was submitted to the fleet's workers",
                 hint="agent.submit(...) returns the flow id to ask for",

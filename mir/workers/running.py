@@ -121,21 +121,34 @@ def _child(plan: WorkerPlan) -> None:
 
 
 def work(plan: WorkerPlan, report: Callable[[str], None] | None = None) -> int:
-    """One worker process: procrastinate's worker and the stalled-job sweep."""
+    """One worker process: procrastinate's worker and the stalled-job sweep. A signal
+    while it starts (before procrastinate's own handlers) stops it quietly: no flow was
+    in hand."""
     say = report or _stdout
-    queue = submissions_of(find_project(Path(plan.project)))
-    assert queue is not None  # checked by plan_workers
-    decider = JobDecider(
-        Path(plan.project), queue, provider=plan.provider, responses=plan.responses, report=say
-    )
-    app = queue.new_app()
-    app.task(name=TASK, pass_context=True)(decider)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    decider = queue = None
     try:
+        queue = submissions_of(find_project(Path(plan.project)))
+        assert queue is not None  # checked by plan_workers
+        decider = JobDecider(
+            Path(plan.project), queue, provider=plan.provider, responses=plan.responses, report=say
+        )
+        app = queue.new_app()
+        app.task(name=TASK, pass_context=True)(decider)
         asyncio.run(_serve(app, plan))
+    except KeyboardInterrupt:
+        pass
     finally:
-        decider.close()
-        queue.close()
+        signal.signal(signal.SIGTERM, previous)
+        if decider is not None:
+            decider.close()
+        if queue is not None:
+            queue.close()
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _stdout(line: str) -> None:
