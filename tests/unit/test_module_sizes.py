@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "mir"
 MAX_LINES = 400
 MAX_MEDIAN = 120
-MAX_CLI_LINES = 2625  # 2,600 at issue 20, then `mir worker` (issue 21: one command, 20 lines)
+MAX_CLI_LINES = 2625  # the 2,600 of the refactor, then `mir worker` (one command, 20 lines)
 
 
 def _sizes() -> dict[str, int]:
