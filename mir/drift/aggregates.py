@@ -37,7 +37,8 @@ class Aggregates:
         return self.numerics([field])[field]
 
     def numerics(self, fields: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Per numeric field (a flow column when the name starts with ``@``): the KS
+        """Per numeric decision field (any key name, ``@`` included: always read as a
+        field of the decision, never spliced into the SQL as a column): the KS
         statistic and Wasserstein-1 (from the two empirical CDFs over the merged distinct
         values), the counts per reference-decile bin, and the means; one query for all.
         The bins are counted per distinct value (``h``), not per decision: the bin lambda
@@ -45,7 +46,7 @@ class Aggregates:
         if not fields:
             return {}
         columns = ", ".join(
-            f'TRY_CAST({name[1:] if name.startswith("@") else self.field(name)} AS DOUBLE) AS "{i}"'
+            f'TRY_CAST({self.field(name)} AS DOUBLE) AS "{i}"'
             for i, name in enumerate(fields)
         )
         names = ", ".join(f'"{i}"' for i in range(len(fields)))

@@ -193,7 +193,20 @@ def test_measure_never_raises_and_its_json_is_strict(decisions, latency, tokens)
         _strict(report.model_dump_json())
 
 
-@pytest.mark.parametrize("odd", [{"": None}, {'a"b': 1}, {"a\\b": "x"}, {"é\x00": 1, "ok": "y"}])
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"": None},
+        {'a"b': 1},
+        {"a\\b": "x"},
+        {"é\x00": 1, "ok": "y"},
+        # Before: a numeric key starting with "@" was spliced into the SQL as a column
+        # name ("@" alone: a parser error for a healthy store; "@1) ..." worse).
+        {"@": 0},
+        {"@latency_ms": 3.5},
+        {"@1) AS x FROM y --": 2},
+    ],
+)
 def test_a_decision_key_no_json_path_can_spell_is_skipped(tmp_path, odd):
     # Before: a key "" made the discovery query's JSON path invalid, reported as "not a
     # readable trace database (move it aside...)" for a healthy store.
