@@ -276,3 +276,53 @@ def test_submit_with_postgres_down_fails_closed_in_one_line(pg_server_private, t
         agent.close()
     finally:
         del os.environ["MIR_STORE_URL"]
+
+
+def test_three_hosts_decide_three_times_200_submissions_under_random_kills(pg_url, tmp_path):
+    """The fleet simulation through the workers: three project folders ("hosts"), each
+    submitting 200 flows and running a worker that is SIGKILLed at random moments and
+    started again; then one worker per host drains the queue."""
+    import random
+
+    from mir.runtime import load_agent
+
+    hosts = [_host(tmp_path, name, replies=700) for name in ("a", "b", "c")]
+    os.environ["MIR_STORE_URL"] = pg_url
+    try:
+        agents = [
+            load_agent("refunds.triage", project=h, provider="rules", watch_models=False)
+            for h in hosts
+        ]
+        ids = [agent.submit(ORDER) for agent in agents for _ in range(200)]
+        rng = random.Random(21)
+        for _ in range(3):  # every host's worker runs a while, then dies wherever it is
+            victims = [_worker(pg_url, h, REFUNDS_DELAY_S="0.01") for h in hosts]
+            for victim in victims:
+                time.sleep(rng.uniform(0.2, 0.8))
+                os.killpg(victim.pid, signal.SIGKILL)
+            for victim in victims:
+                victim.communicate(timeout=30)
+        drains = [_worker(pg_url, h) for h in hosts]
+        try:
+            records = {i: agents[n // 200].result(i, timeout=300) for n, i in enumerate(ids)}
+        finally:
+            stops = [_stop(d) for d in drains]
+        for agent in agents:
+            agent.close()
+    finally:
+        del os.environ["MIR_STORE_URL"]
+    assert [code for code, _o, _e in stops] == [0, 0, 0], [e for _c, _o, e in stops]
+    assert len(records) == 600  # every submission has its one outcome: none lost
+    runs = _executions(pg_url)
+    per_submission = Counter(f.split("-r")[0] for f, _ok in runs)
+    assert set(per_submission.values()) <= {1}, "an action was claimed twice"
+    statuses = Counter(r.status for r in records.values())
+    assert set(statuses) <= {"executed", "aborted"}, statuses
+    for record in records.values():
+        if record.status == "executed":
+            assert (record.flow_id, True) in runs
+        else:
+            assert record.reasons == ["interrupted", "execution_in_doubt"], record
+    lines = sum(len(executed(h)) for h in hosts)
+    assert sum(ok for _f, ok in runs) <= lines <= len(runs)
+    assert statuses["executed"] >= 590  # the kills hit a few flows, not the run
