@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.batch.deciding import Plan, decide_rows
+from mir.batch.fleet import check_workers_mode, decide_through_workers, settle_in_fleet
 from mir.batch.journal import Journal, journal_path, opened_journal
 from mir.batch.outcomes import (
     INTERRUPTED,
@@ -49,10 +50,12 @@ def run_batch(
     requested_by: str | None = None,
     progress: BatchProgress | None = None,
     stop: Stop | None = None,
+    workers: bool = False,
 ) -> BatchReport:
     """Decide every row of ``inputs`` not decided yet into ``out``; the report.
     ``context`` (JSON or ``@FILE``, as ``--context``) is every row's world; without it
-    the contract's context loader reads each row's."""
+    the contract's context loader reads each row's. ``workers``: submit the rows to the
+    fleet's workers (``mir.batch.fleet``) instead of deciding them here."""
     from mir.project import find_project
     from mir.runtime import load_agent, read_json_object
 
@@ -71,6 +74,8 @@ def run_batch(
         ref, project=proj.root, provider=provider, responses=responses, watch_models=False
     )
     try:
+        if workers:
+            check_workers_mode(probe, provider, jobs)
         plan = Plan(
             ref, str(proj.root), provider, responses,
             None if context is None else read_json_object(context, "--context"), role, requested_by,
@@ -82,11 +87,17 @@ def run_batch(
             report = BatchReport(out=out, total=len(rows))
             started = time.monotonic()
             try:
-                todo = _settle_earlier(journal, rows, probe.deps, report)
-                if jobs > 1 and len(todo) > 1:
-                    probe, closing = None, probe
-                    closing.close()
-                _decide(todo, plan, jobs, journal, report, progress, stop or Stop(), probe)
+                if workers:
+                    todo, waiting = settle_in_fleet(journal, rows, probe.deps.submissions, report)
+                    decide_through_workers(
+                        rows, todo, waiting, probe, plan, journal, report, progress, stop or Stop()
+                    )
+                else:
+                    todo = _settle_earlier(journal, rows, probe.deps, report)
+                    if jobs > 1 and len(todo) > 1:
+                        probe, closing = None, probe
+                        closing.close()
+                    _decide(todo, plan, jobs, journal, report, progress, stop or Stop(), probe)
             finally:
                 report.outcomes = [journal.done[r.key] for r in rows if r.key in journal.done]
                 report.statuses = counts(report.outcomes)

@@ -99,6 +99,9 @@ def register(app: typer.Typer) -> None:
         jobs: int = typer.Option(
             1, "--jobs", "-j", min=1, help="With --batch: decide in N worker processes."
         ),
+        workers: bool = typer.Option(
+            False, "--workers", help="With --batch: submit the rows to the fleet's `mir worker`s."
+        ),
         as_json: bool = JSON_OUT,
         fmt: str | None = FORMAT,
         project: str | None = PROJECT,
@@ -123,10 +126,10 @@ def register(app: typer.Typer) -> None:
             return run_batch_command(
                 batch, as_json=as_json, ref=ref, out=out, key=key, jobs=jobs, context=context,
                 provider=provider, responses=responses, role=role,
-                requested_by=requested_by, project=project,
+                requested_by=requested_by, project=project, workers=workers,
             )  # fmt: skip
-        if (out, key, jobs) != (None, None, 1):
-            raise UsageError("--out, --key and -j go with --batch FILE")
+        if (out, key, jobs, workers) != (None, None, 1, False):
+            raise UsageError("--out, --key, -j and --workers go with --batch FILE")
         if input is None:
             raise UsageError("missing --input", hint="JSON, @FILE or - (stdin); or --batch FILE")
         if show_prompt:

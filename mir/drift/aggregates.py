@@ -46,8 +46,7 @@ class Aggregates:
         if not fields:
             return {}
         columns = ", ".join(
-            f'TRY_CAST({self.field(name)} AS DOUBLE) AS "{i}"'
-            for i, name in enumerate(fields)
+            f'TRY_CAST({self.field(name)} AS DOUBLE) AS "{i}"' for i, name in enumerate(fields)
         )
         names = ", ".join(f'"{i}"' for i in range(len(fields)))
         rows = self.con.execute(

@@ -326,3 +326,53 @@ def test_three_hosts_decide_three_times_200_submissions_under_random_kills(pg_ur
     lines = sum(len(executed(h)) for h in hosts)
     assert sum(ok for _f, ok in runs) <= lines <= len(runs)
     assert statuses["executed"] >= 590  # the kills hit a few flows, not the run
+
+
+def test_a_batch_through_the_workers_resumes_after_a_kill_without_deciding_twice(pg_url, tmp_path):
+    root = _host(tmp_path, replies=100)
+    rows = [{**ORDER, "message": f"row {i}"} for i in range(30)]
+    (root / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "MIR_STORE_URL": pg_url, "NO_COLOR": "1"}
+    batch = [str(MIR_EXE), "run", "agent", "refunds.triage", "--batch", "rows.jsonl", "--workers"]
+    worker = _worker(pg_url, root, REFUNDS_DELAY_S="0.05")
+    try:
+        first = subprocess.Popen(
+            batch, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+        until = time.monotonic() + 60
+        while len(executed(root)) < 5:  # some rows decided, most still queued or not sent
+            assert time.monotonic() < until and first.poll() is None, first.stderr.read()
+            time.sleep(0.05)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+        again = subprocess.run(
+            [*batch, "--json"], cwd=root, env=env, capture_output=True, text=True, timeout=300
+        )
+    finally:
+        code, _out, err = _stop(worker)
+    assert again.returncode == 0, again.stderr
+    assert code == 0, err
+    report = json.loads(again.stdout)
+    assert report["statuses"] == {"executed": 30}, report
+    results = [json.loads(line) for line in (root / "rows.results.jsonl").read_text().splitlines()]
+    assert len({r["key"] for r in results}) == 30
+    keys = Counter(line["key"] for line in executed(root))
+    assert len(keys) == 30 and set(keys.values()) == {1}  # each row's action ran once
+
+
+def test_a_batch_with_workers_refuses_what_only_a_worker_takes(pg_url, tmp_path):
+    root = _host(tmp_path)
+    (root / "rows.jsonl").write_text(json.dumps(ORDER) + "\n")
+    env = {**os.environ, "MIR_STORE_URL": pg_url, "NO_COLOR": "1"}
+    base = [str(MIR_EXE), "run", "agent", "refunds.triage", "--batch", "rows.jsonl", "--workers"]
+    for extra, message in (
+        (["-j", "2"], "--provider, --responses and -j are the workers' with --workers"),
+        (["--provider", "rules"], "--provider, --responses and -j are the workers'"),
+    ):
+        done = subprocess.run([*base, *extra], cwd=root, env=env, capture_output=True, text=True)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+    env.pop("MIR_STORE_URL")
+    done = subprocess.run(base, cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "--workers needs the fleet store" in done.stderr and "Traceback" not in done.stderr
