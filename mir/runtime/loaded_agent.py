@@ -30,6 +30,7 @@ from mir.runtime.submissions import Submissions, new_flow_id
 from mir.traces import TraceEvent
 
 FLOW_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+RETRY_ID = re.compile(r"-r[0-9]+$")  # what a worker's retry appends (mir.workers.attempt_id)
 
 
 class Agent:
@@ -119,6 +120,12 @@ class Agent:
         queue = self._submissions()
         if flow_id is not None:
             self._check_new(flow_id, look=False)
+            if RETRY_ID.search(flow_id):
+                raise UsageError(
+                    f"flow id {flow_id!r} ends like a retry's (-r<n>): a worker's retry of "
+                    "another submission may take that id",
+                    hint="choose an id without a -r<digits> ending",
+                )
         serving = self.parts.contract.serving
         request = {
             "flow_id": flow_id or new_flow_id(),

@@ -240,6 +240,8 @@ def test_submit_and_result_say_what_is_wrong_in_one_line(pg_url, agent, tmp_path
         agent.result(flow_id, timeout=0.2)
     with pytest.raises(UsageError, match="no flow q0 was submitted"):
         agent.result("q0", timeout=1)
+    with pytest.raises(UsageError, match="ends like a retry's"):
+        agent.submit(ORDER, flow_id="order-A1-r2")
     with pytest.raises(UsageError, match="not JSON"):
         agent.submit({"order_id": object()})
     os.environ.pop("MIR_STORE_URL")
@@ -376,3 +378,31 @@ def test_a_batch_with_workers_refuses_what_only_a_worker_takes(pg_url, tmp_path)
     done = subprocess.run(base, cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 2
     assert "--workers needs the fleet store" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_submitted_flow_that_stops_for_review_is_approved_from_another_host(
+    pg_url, agent, tmp_path
+):
+    agent, root = agent
+    script(root, *([{**GOOD, "confidence": 0.3}] * 5))
+    other = _host(tmp_path, "b")
+    flow_id = agent.submit(ORDER)
+    worker = _worker(pg_url, root)
+    try:
+        record = agent.result(flow_id, timeout=60)
+    finally:
+        _stop(worker)
+    assert record.status == "pending_review"
+    env = {**os.environ, "MIR_STORE_URL": pg_url, "NO_COLOR": "1"}
+    listed = subprocess.run(
+        [str(MIR_EXE), "review", "list", "--json"], cwd=other, env=env, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert [i["flow_id"] for i in json.loads(listed.stdout)["items"]] == [flow_id]
+    approved = subprocess.run(
+        [str(MIR_EXE), "approve", flow_id, "--by", "ana", "--json"], cwd=other, env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout)["status"] == "executed"
+    assert len(executed(other)) == 1 and executed(root) == []
