@@ -68,6 +68,7 @@ class Submissions:
         self.url, self.where = store.url, store.display_url
         self._scoped = ScopedStore(store, "submissions", MIGRATIONS)
         self._app: Any = None
+        self._listening: _Listener | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -126,6 +127,9 @@ class Submissions:
             if self._app is not None:
                 self._app.close()
                 self._app = None
+            if self._listening is not None:
+                self._listening.stop()
+                self._listening = None
         with Submissions._shared_lock:
             for key, value in list(Submissions._shared.items()):
                 if value is self:
@@ -202,8 +206,6 @@ class Submissions:
     def result(self, flow_id: str, timeout: float | None = None) -> DecisionRecord:
         """The flow's record, waiting up to ``timeout`` seconds (None: for ever) for a
         worker to decide it; ``ResultTimeout`` when none did in time."""
-        import psycopg
-
         found = self.outcome(flow_id)
         if found is not None:
             return DecisionRecord.model_validate(found)
@@ -216,25 +218,78 @@ class Submissions:
                 hint="agent.submit(...) returns the flow id to ask for",
             )
         until = None if timeout is None else time.monotonic() + timeout
+        woken = self._listener().watch(flow_id)
         try:
-            with psycopg.connect(self.url, autocommit=True) as con:
-                con.execute(f"LISTEN {CHANNEL}")
-                while True:
-                    found = self.outcome(flow_id)  # after LISTEN: a notify in between is seen
-                    if found is not None:
-                        return DecisionRecord.model_validate(found)
-                    left = None if until is None else until - time.monotonic()
-                    if left is not None and left <= 0:
-                        raise ResultTimeout(
-                            f"flow {flow_id} has no outcome after {timeout:g} s",
-                            hint="it is queued or being decided: is a `mir worker` running?",
-                        )
-                    # wake on any outcome, or every second (a missed notify costs 1 s)
-                    wait = 1.0 if left is None else min(1.0, left)
-                    for _ in con.notifies(timeout=wait, stop_after=1):
-                        break
-        except psycopg.OperationalError as exc:
-            raise _unreachable(self, exc) from exc
+            while True:
+                found = self.outcome(flow_id)  # after watching: a notify in between is seen
+                if found is not None:
+                    return DecisionRecord.model_validate(found)
+                left = None if until is None else until - time.monotonic()
+                if left is not None and left <= 0:
+                    raise ResultTimeout(
+                        f"flow {flow_id} has no outcome after {timeout:g} s",
+                        hint="it is queued or being decided: is a `mir worker` running?",
+                    )
+                # woken by the flow's notify, or every second (a missed one costs 1 s)
+                woken.wait(1.0 if left is None else min(1.0, left))
+                woken.clear()
+        finally:
+            self._listener().unwatch(flow_id, woken)
+
+    def _listener(self) -> _Listener:
+        with self._lock:
+            if self._listening is None:
+                self._listening = _Listener(self.url)
+            return self._listening
+
+
+class _Listener:
+    """One connection per process LISTENing on ``mir_decided`` (a thread), waking the
+    ``result`` calls waiting for the flow notified: a wait costs no connection of its
+    own (a new one per wait made the caller, not the workers, the bottleneck). While
+    the connection is down the waiters still re-read every second."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self._events: dict[str, set[threading.Event]] = {}
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        threading.Thread(target=self._run, name="mir-result-listener", daemon=True).start()
+        self._ready.wait(5.0)  # LISTEN in place before the first re-read (else: 1 s late)
+
+    def watch(self, flow_id: str) -> threading.Event:
+        event = threading.Event()
+        with self._lock:
+            self._events.setdefault(flow_id, set()).add(event)
+        return event
+
+    def unwatch(self, flow_id: str, event: threading.Event) -> None:
+        with self._lock:
+            waiting = self._events.get(flow_id, set())
+            waiting.discard(event)
+            if not waiting:
+                self._events.pop(flow_id, None)
+
+    def _run(self) -> None:
+        import psycopg
+
+        while not self._stopped.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True) as con:
+                    con.execute(f"LISTEN {CHANNEL}")
+                    self._ready.set()
+                    while not self._stopped.is_set():
+                        for note in con.notifies(timeout=1.0):
+                            with self._lock:
+                                for event in self._events.get(note.payload, ()):
+                                    event.set()
+            except Exception:  # the server away: the waiters re-read every second
+                self._ready.set()
+                self._stopped.wait(1.0)
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def submissions_of(project: Any) -> Submissions | None:

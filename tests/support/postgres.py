@@ -71,6 +71,11 @@ def close_stores(url: str) -> None:
     for (_pid, shared_url), store in list(FleetStore._shared.items()):
         if shared_url == url:
             store.close()
+    from mir.runtime.submissions import Submissions  # its queue app and result listener
+
+    for (_pid, shared_url), queue in list(Submissions._shared.items()):
+        if shared_url == url:
+            queue.close()
 
 
 @pytest.fixture(scope="session")
