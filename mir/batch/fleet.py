@@ -47,11 +47,10 @@ def settle_in_fleet(
             continue
         flow_id = doubt.get(row.key)
         if flow_id is not None:
-            found = queue.outcome(flow_id)
-            if found is None and queue.queued(flow_id):
+            found, queued = queue.where_is(flow_id)
+            if queued:
                 waiting[row.key] = flow_id
                 continue
-            found = found or queue.outcome(flow_id)  # decided meanwhile: job row gone
             if found is not None:
                 journal.finish(from_record(row.key, row.line, found))
                 report.recovered += 1

@@ -203,16 +203,24 @@ class Submissions:
             row = con.execute(sql, (flow_id,)).fetchone()
         return row[0] if row is not None else None
 
+    def where_is(self, flow_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """The flow's outcome if it has one, else whether its job is still queued. The
+        outcome is read again once the job is gone: its row commits before the job is
+        deleted, so a flow decided between the two reads is not taken for unknown."""
+        found = self.outcome(flow_id)
+        if found is not None:
+            return found, False
+        if self.queued(flow_id):
+            return None, True
+        return self.outcome(flow_id), False
+
     def result(self, flow_id: str, timeout: float | None = None) -> DecisionRecord:
         """The flow's record, waiting up to ``timeout`` seconds (None: for ever) for a
         worker to decide it; ``ResultTimeout`` when none did in time."""
-        found = self.outcome(flow_id)
+        found, queued = self.where_is(flow_id)
         if found is not None:
             return DecisionRecord.model_validate(found)
-        if not self.queued(flow_id):
-            found = self.outcome(flow_id)  # decided meanwhile: its row commits before the job goes
-            if found is not None:
-                return DecisionRecord.model_validate(found)
+        if not queued:
             raise UsageError(
                 f"no flow {flow_id} was submitted to the fleet's workers",
                 hint="agent.submit(...) returns the flow id to ask for",
