@@ -406,3 +406,31 @@ def test_a_submitted_flow_that_stops_for_review_is_approved_from_another_host(
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["status"] == "executed"
     assert len(executed(other)) == 1 and executed(root) == []
+
+
+SECRET = "sk-abcdefghijklmnopqrstuvwxyz123456"  # an OpenAI-shaped key
+
+
+def test_a_secret_in_the_input_and_the_decision_is_kept_out_of_the_outcome_and_the_queue(
+    pg_url, agent
+):
+    import psycopg
+
+    agent, root = agent
+    script(root, *([{**GOOD, "reason": f"customer pasted {SECRET}"}] * 5))
+    flow_id = agent.submit({**ORDER, "message": f"my key is {SECRET}"})
+    with psycopg.connect(pg_url, options="-c search_path=mir") as con:
+        queued = con.execute("SELECT args::text FROM procrastinate_jobs").fetchall()
+    assert SECRET in queued[0][0]  # the worker needs the input as it was given
+    worker = _worker(pg_url, root)
+    try:
+        record = agent.result(flow_id, timeout=60)
+    finally:
+        _stop(worker)
+    assert record.status == "executed"
+    assert SECRET not in record.model_dump_json()
+    with psycopg.connect(pg_url, options="-c search_path=mir") as con:
+        stored = con.execute("SELECT record::text FROM decided").fetchall()
+        left = con.execute("SELECT count(*) FROM procrastinate_jobs").fetchone()[0]
+    assert stored and SECRET not in stored[0][0]
+    assert left == 0  # the input left the queue once decided
