@@ -14,7 +14,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # litellm must never fetch its cost map at run time (no network): use the bundled copy.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: install demo test lint format bench clean browser docs
+.PHONY: install demo test test-duckdb2 lint format bench clean browser docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,20 @@ test: install browser
 	$(BIN)/mir schema --check schemas
 	$(BIN)/mir lint boundaries .
 	$(BIN)/pytest -n 2 --dist loadgroup
+	$(MAKE) test-duckdb2
+
+# The fleet extra pins DuckDB 1.5.5 (its DuckLake extensions ship as wheels); local mode
+# must keep working on DuckDB 2 too: the trace store, drift and the CLI over them, with
+# DuckDB 2 put first on the path (the rest of the venv unchanged).
+DUCKDB2 := $(VENV)/duckdb2
+LOCAL_ON_DUCKDB2 := tests/unit/traces tests/unit/drift tests/unit/test_duckdb_versions.py \
+	tests/integration/test_trace_store*.py tests/integration/test_drift_rows.py \
+	tests/integration/test_drift_hostile.py tests/functional/test_traces_cli.py \
+	tests/functional/test_drift_cli.py tests/functional/test_flow_sources.py
+
+test-duckdb2: install
+	test -f $(DUCKDB2)/.installed || { $(BIN)/pip install --quiet --upgrade --target $(DUCKDB2) "duckdb>=2,<3" && touch $(DUCKDB2)/.installed; }
+	PYTHONPATH=$(DUCKDB2) MIR_EXPECT_DUCKDB=2. $(BIN)/pytest -n 2 -q -m "not fleet" $(LOCAL_ON_DUCKDB2)
 
 format: install
 	$(BIN)/ruff format .

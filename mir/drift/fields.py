@@ -96,8 +96,10 @@ def discover(
         "SELECT agent, k, count(*) AS seen FROM (SELECT agent, "
         f"unnest(list_slice(json_keys(d), 1, {KEYS_READ})) AS k FROM drift_sample "
         "WHERE json_type(d) = 'OBJECT') "
-        # a key a JSON path cannot spell (empty, a quote, a backslash) is no field
-        "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]') GROUP BY agent, k) "
+        # a key a JSON path cannot spell (empty, a quote, a backslash) is no field, nor
+        # one with a NUL (DuckDB 1.5's parser ends a string literal there)
+        "WHERE k <> '' AND NOT regexp_matches(k, '[\"\\\\]') AND strpos(k, chr(0)) = 0 "
+        "GROUP BY agent, k) "
         f"QUALIFY row_number() OVER (PARTITION BY agent ORDER BY seen DESC, k) <= {CANDIDATES}"
     )
     found = con.execute(

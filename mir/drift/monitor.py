@@ -307,13 +307,16 @@ def measure(
         TraceStore.for_project(proj) as traces,
         traces.analysis(write=store, tables=tables.TABLES) as (con, events, writable),
     ):
+        lake_kept = False
         if writable:  # parse the final events stored since the last run, once (rows.py)
             rows.ingest(con)
+            lake_kept = rows.ingest_lake(con, events)
         in_traces = _trace_agents(con, events)
         chosen = _resolve(agents, sorted({*known, *in_traces})) if agents else in_traces
         if not in_traces:
             notes.append("no decisions yet")
         queries = DriftQueries(con, events)
+        queries.lake_kept = lake_kept
         queries.resumed = _resumed(known)
         grader = RubricGrader(con, events, proj) if options.rubrics else None
         if options.frozen_reference is None and chosen:  # one pass for every agent

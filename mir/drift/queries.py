@@ -118,6 +118,8 @@ class DriftQueries(Aggregates, ChangePoints):
         # A kept row could not be parsed (drift_rows edited or damaged): this run parses
         # the events instead, and a writing run rebuilds the rows (rows.rebuild).
         self.damaged_rows = False
+        # drift_lake_rows cover the fleet's trace lake in this view (rows.ingest_lake)
+        self.lake_kept = False
         # agent -> when an operator resumed it: its current window holds only decisions
         # from then on (a resume starts a new window; the reference is unchanged)
         self.resumed: dict[str, datetime] = {}
@@ -150,7 +152,9 @@ class DriftQueries(Aggregates, ChangePoints):
         params: dict[str, Any] = {"agents": list(agents)}
         if since is not None:
             params["since"] = since
-        parsed_rows = drift_rows.source(self.events, where, kept=bool(self._kept))
+        parsed_rows = drift_rows.source(
+            self.events, where, kept=bool(self._kept), lake_kept=self.lake_kept and bool(self._kept)
+        )
         production = f"SELECT * FROM ({parsed_rows}) WHERE src IS NULL OR src = 'production'"
         self.agent_kinds = discover(self.con, production, params)
         shapes, self._members = decision_shapes(self.agent_kinds)

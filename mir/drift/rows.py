@@ -224,11 +224,73 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def source(events: EventsSql, where: str, *, kept: bool) -> str:
+def ingest_lake(con: duckdb.DuckDBPyConnection, events: EventsSql) -> bool:
+    """Parse the final events of the trace lake's segments from other hosts not parsed
+    yet into ``drift_lake_rows``, in one transaction; ``con`` writable and migrated.
+    A shipped segment never changes, so one whose unique event count is what was parsed
+    is done; one that differs (rows edited in the lake) is parsed again whole, and rows
+    of segments no longer in the lake are dropped. Returns whether the kept rows now
+    cover the lake (False with no lake, or tables dropped by hand)."""
+    if not getattr(events, "lake", False) or not _has_lake_tables(con):
+        return False
+    theirs = events("true", stored=False, live=False)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE drift_lake_now AS "
+            f"SELECT segment, count(*) AS events FROM ({theirs}) GROUP BY segment"
+        )
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE drift_lake_stale AS SELECT n.segment, n.events "
+            "FROM drift_lake_now n LEFT JOIN drift_lake_ingested i "
+            "ON i.ingested_segment = n.segment WHERE i.events IS DISTINCT FROM n.events"
+        )
+        con.execute(
+            "DELETE FROM drift_lake_rows WHERE segment NOT IN (SELECT segment FROM "
+            "drift_lake_now) OR segment IN (SELECT segment FROM drift_lake_stale)"
+        )
+        con.execute(
+            "DELETE FROM drift_lake_ingested WHERE ingested_segment NOT IN (SELECT segment "
+            "FROM drift_lake_now) OR ingested_segment IN (SELECT segment FROM drift_lake_stale)"
+        )
+        stale = [row[0] for row in con.execute("SELECT segment FROM drift_lake_stale").fetchall()]
+        if stale:
+            finals = events(
+                "step = 'final' AND list_contains($stale, segment)", stored=False, live=False
+            )
+            try:
+                con.execute(f"INSERT INTO drift_lake_rows {parsed(finals)}", {"stale": stale})
+            except Exception as exc:
+                import duckdb
+
+                if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
+                    raise damaged_events(exc) from exc
+                raise
+            con.execute("INSERT INTO drift_lake_ingested SELECT * FROM drift_lake_stale")
+        con.execute("DROP TABLE drift_lake_now")
+        con.execute("DROP TABLE drift_lake_stale")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _has_lake_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE NOT temporary AND database_name = "
+        "current_database() AND schema_name = current_schema() "
+        "AND table_name IN ('drift_lake_rows', 'drift_lake_ingested')"
+    ).fetchone()
+    return bool(row and row[0] == 2)
+
+
+def source(events: EventsSql, where: str, *, kept: bool, lake_kept: bool = False) -> str:
     """SQL of the parsed rows of every unique final event matching ``where`` (over the
     columns ``agent`` and ``at``): with ``kept`` (``complete`` said so in this same
-    view), the kept rows plus the live segments parsed now; otherwise every final event
-    parsed now."""
+    view), the kept rows plus the rest parsed now (live segments, and the lake's rows
+    unless ``lake_kept``: ``ingest_lake`` parsed them in this same view); otherwise
+    every final event parsed now."""
     finals = f"{where} AND step = 'final'"
     if not kept:
         return parsed(events(finals))
@@ -236,7 +298,11 @@ def source(events: EventsSql, where: str, *, kept: bool) -> str:
         f"SELECT segment, n, {COLUMNS} FROM drift_rows "
         f"ANTI JOIN shadowed USING (segment, n) WHERE {where}"
     )
-    return f"{stored} UNION ALL {parsed(events(finals, stored=False))}"
+    if not lake_kept:
+        return f"{stored} UNION ALL {parsed(events(finals, stored=False))}"
+    theirs = f"SELECT segment, n, {COLUMNS} FROM drift_lake_rows WHERE {where}"
+    rest = parsed(events(finals, stored=False, lake=False))
+    return f"{stored} UNION ALL {theirs} UNION ALL {rest}"
 
 
 def damaged_events(exc: Exception) -> TraceStoreError:

@@ -51,6 +51,21 @@ STEPS = (
             "upto BIGINT NOT NULL, events BIGINT NOT NULL)",
         ),
     ),
+    Migration(
+        "0007_create_drift_lake_rows",
+        # the same parsed rows for the final events of the fleet's trace lake that came
+        # from other hosts (their segments never change once shipped), and each such
+        # segment's unique event count when parsed (rows.py). Derived data, as above.
+        (
+            "CREATE TABLE drift_lake_rows (segment VARCHAR NOT NULL, n BIGINT NOT NULL, "
+            'agent VARCHAR, flow_id VARCHAR, "at" TIMESTAMPTZ, status VARCHAR, '
+            "reasons VARCHAR[], provider VARCHAR, model VARCHAR, cost_usd DOUBLE, "
+            "src VARCHAR, contract_hash VARCHAR, prompt_hashes VARCHAR[], latency_ms DOUBLE, "
+            "tokens DOUBLE, decision VARCHAR)",
+            "CREATE TABLE drift_lake_ingested (ingested_segment VARCHAR PRIMARY KEY, "
+            "events BIGINT NOT NULL)",
+        ),
+    ),
 )
 TABLES = (SCOPE, STEPS)
 

@@ -26,7 +26,7 @@ WITH arms AS (
     arg_min(data->>'$.registry.arm', seq) AS arm,
     arg_min(data->>'$.registry.version', seq) AS version
   FROM ({infers})
-  WHERE data->>'$.registry.name' = $name
+  WHERE (data->>'$.registry.name') = $name
   GROUP BY flow_id
 ), finals AS (
   SELECT flow_id, status, reasons, provider,

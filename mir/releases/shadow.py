@@ -24,11 +24,11 @@ CREATE OR REPLACE TEMP TABLE release_pairs AS
 WITH shadows AS (
   SELECT flow_id AS shadow_id, any_value(data->>'$.shadow_of') AS production_id
   FROM ({snapshots})
-  WHERE data->>'$.source' = 'shadow' AND data->>'$.shadow_of' IS NOT NULL
+  WHERE (data->>'$.source') = 'shadow' AND (data->>'$.shadow_of') IS NOT NULL
   GROUP BY flow_id
 ), named AS (
   SELECT DISTINCT flow_id FROM ({infers})
-  WHERE data->>'$.registry.name' = $name AND data->>'$.registry.arm' = 'shadow'
+  WHERE (data->>'$.registry.name') = $name AND (data->>'$.registry.arm') = 'shadow'
 ), finals AS (
   SELECT flow_id, coalesce(data->>'$.source', 'shadow') = 'shadow' AS shadow_side,
     NOT list_has_any(reasons, $retryable) AND status <> 'fallback'

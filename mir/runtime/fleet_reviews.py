@@ -163,7 +163,7 @@ def publish_waiting(project: Project, *, dry_run: bool = False) -> list[str]:
     fleet = FleetStore.configured(settings) if dry_run else fleet_of(project)
     if fleet is None:
         return []
-    store = TraceStore.for_project(project)
+    store = TraceStore.for_project(project, fleet_wide=False)  # this host's flows
     try:
         listed = store.list_flows(status="pending_review", limit=_ALL_WAITING)
         ids = [flow.flow_id for flow in listed]

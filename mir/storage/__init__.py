@@ -23,6 +23,7 @@ from mir.storage.postgres import (
     StoreUnavailable,
     fleet_url,
     hide_password,
+    lake_path,
     one_line_errors,
     quiet_pool_log,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "identity",
     "input_folder",
     "is_lock_conflict",
+    "lake_path",
     "lock_descriptor",
     "migrate",
     "one_line_errors",

@@ -34,6 +34,7 @@ from mir.storage.migrations import Migration, migrate, pending
 
 SCHEMA = "mir"
 ENV = "MIR_STORE_URL"
+DATA_PATH_ENV = "MIR_STORE_DATA_PATH"
 # connection-level failures (SQLSTATE class 08) and a server shutting down or starting
 _UNAVAILABLE = ("08", "57P01", "57P02", "57P03")
 
@@ -47,6 +48,12 @@ class StoreSettings(BaseModel):
         None,
         description="Postgres URL of the fleet store (postgresql://...); $MIR_STORE_URL wins. "
         "Unset: every store is a local file under state_dir.",
+    )
+    data_path: str | None = Field(
+        None,
+        description="Folder (relative to the project root, or absolute) of the fleet's trace "
+        "lake: DuckLake Parquet files every host can read and write, catalog in the fleet "
+        "store; $MIR_STORE_DATA_PATH wins. Needs url. Unset: traces stay per host.",
     )
     pool_size: int = Field(4, ge=1, le=64, description="Connections per process, at most.")
     connect_timeout: float = Field(
@@ -66,6 +73,11 @@ def fleet_url(settings: StoreSettings | None) -> str | None:
             hint="expected postgresql://USER@HOST/DB (or ?host=/socket/dir)",
         )
     return url
+
+
+def lake_path(settings: StoreSettings | None) -> str | None:
+    """The trace lake's data folder: ``$MIR_STORE_DATA_PATH``, else the setting."""
+    return os.environ.get(DATA_PATH_ENV, "").strip() or (settings.data_path if settings else None)
 
 
 def hide_password(url: str) -> str:

@@ -141,8 +141,11 @@ def line_before(path: Path, offset: int) -> tuple[int, str] | None:
     return (int(match.group(1)), match.group(2).decode()) if match else None
 
 
-def check_rows(con: duckdb.DuckDBPyConnection, segments: list[str] | None) -> list[ChainBreak]:
-    """Every link of the given segments' rows (all segments when None)."""
+def check_rows(
+    con: duckdb.DuckDBPyConnection, segments: list[str] | None, *, table: str = "events"
+) -> list[ChainBreak]:
+    """Every link of the given segments' rows (all segments when None), in ``table``
+    (the fleet's lake: ``lake.events``)."""
     scope, params = (
         ("true", {})
         if segments is None
@@ -153,7 +156,7 @@ def check_rows(con: duckdb.DuckDBPyConnection, segments: list[str] | None) -> li
     )
     sql = (
         f"SELECT segment, n, prev_n, prev_hash, hash, {_FIELDS_SQL} FROM ("
-        "  SELECT *, lag(n) OVER w AS prev_n, lag(hash) OVER w AS prev_hash FROM events "
+        f"  SELECT *, lag(n) OVER w AS prev_n, lag(hash) OVER w AS prev_hash FROM {table} "
         f"  WHERE {scope} WINDOW w AS (PARTITION BY segment ORDER BY n)) "
         "WHERE coalesce(prev_n, -1) <> n - 1 OR hash IS DISTINCT FROM sha256("
         f"coalesce(prev_hash, sha256('mir-trace-segment:' || segment)) || chr(10) || {BODY_SQL})"

@@ -207,12 +207,17 @@ def raw_segment_lines(files: Sequence[Path]) -> str:
     )
 
 
-def stored_lines(*, has_db: bool, files: Sequence[Path], where: str = "true") -> str:
-    """All stored lines (database, then segments not yet compacted), filtered by ``where``."""
+def stored_lines(
+    *, has_db: bool, files: Sequence[Path], where: str = "true", lake: bool = False
+) -> str:
+    """All stored lines (database, then segments not yet compacted; with ``lake``, the
+    lake's lines of segments this database does not hold too), filtered by ``where``."""
     columns = quoted(STORED_COLUMNS)
     parts = []
     if has_db:
         parts.append(f"SELECT {columns} FROM events WHERE {where}")
+    if lake:
+        parts.append(f"SELECT {columns} FROM lake.events WHERE {_not_here(has_db)} AND ({where})")
     if files:
         not_loaded = "AND segment NOT IN (SELECT name FROM segments)" if has_db else ""
         parts.append(
@@ -227,7 +232,12 @@ def stored_lines(*, has_db: bool, files: Sequence[Path], where: str = "true") ->
 
 
 def unique_events(
-    *, has_db: bool, files: Sequence[Path], where: str = "true", stored: bool = True
+    *,
+    has_db: bool,
+    files: Sequence[Path],
+    where: str = "true",
+    stored: bool = True,
+    lake: bool = False,
 ) -> str:
     """Stored lines, one per event_id (the first stored copy wins), filtered by ``where``.
 
@@ -236,12 +246,21 @@ def unique_events(
     the anti-join's hash table on the segment side). ``stored=False``: the live segment
     lines only (still deduplicated against the database), for a reader that has the
     database's rows from elsewhere (drift's parsed rows).
+
+    ``lake`` (the fleet's DuckLake attached as ``lake``, see ``lake.py``): the lake's
+    unique rows of segments this database does not hold (other hosts') are part of it,
+    with ``stored=False`` too (they are not in this host's database).
     """
     columns = quoted(STORED_COLUMNS)
     parts = []
     if has_db and stored:
         parts.append(
             f"SELECT {columns} FROM events ANTI JOIN shadowed USING (segment, n) WHERE {where}"
+        )
+    if lake:
+        parts.append(
+            f"SELECT {columns} FROM lake.events ANTI JOIN lake.shadowed USING (segment, n) "
+            f"WHERE {_not_here(has_db)} AND ({where})"
         )
     if files:
         live = (
@@ -260,6 +279,12 @@ def unique_events(
     if not parts:
         return stored_lines(has_db=False, files=(), where=where)
     return " UNION ALL ".join(parts)
+
+
+def _not_here(has_db: bool) -> str:
+    """The lake's segments this host's database does not hold (its own shipped ones it
+    reads from its database)."""
+    return "segment NOT IN (SELECT name FROM segments)" if has_db else "true"
 
 
 def _kind(column: str) -> str:

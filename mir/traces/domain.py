@@ -102,6 +102,10 @@ class CompactionResult(BaseModel):
         (), description="Segments with unreadable lines, moved aside instead of deleted."
     )
     skipped: bool = Field(False, description="True when another process was already compacting.")
+    shipped: int = Field(
+        0, description="Segments shipped to the fleet's trace lake ([tool.mir.store] data_path)."
+    )
+    shipped_events: int = Field(0, description="Event lines shipped to the lake.")
 
 
 class ChainBreak(BaseModel):
@@ -195,6 +199,13 @@ class TamperedTraceError(TraceStoreError):
 
 class EventsSql(Protocol):
     """``events(where)``: the SQL of every unique stored event matching ``where``;
-    ``stored=False``: only those still in live segment files (not yet in the database)."""
+    ``stored=False``: only those not in this host's database (its live segment files,
+    and in a fleet with a trace lake the lake's rows of other hosts); ``lake=False``
+    leaves the lake's rows out, ``live=False`` the live segment lines. ``lake`` (the
+    attribute) says whether a trace lake is part of the view."""
 
-    def __call__(self, where: str = "true", *, stored: bool = True) -> str: ...
+    lake: bool
+
+    def __call__(
+        self, where: str = "true", *, stored: bool = True, lake: bool = True, live: bool = True
+    ) -> str: ...

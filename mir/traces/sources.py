@@ -36,7 +36,7 @@ def production_finals(events: EventsSql, where: str = "true") -> str:
     legacy = events(f"step = 'snapshot' AND {_NOT_PRODUCTION_SNAPSHOT}")
     return (
         f"SELECT * FROM ({finals}) WHERE coalesce(data->>'$.source', 'production') = "
-        "'production' AND (data->>'$.source' IS NOT NULL OR flow_id NOT IN "
+        "'production' AND ((data->>'$.source') IS NOT NULL OR flow_id NOT IN "
         f"(SELECT flow_id FROM ({legacy})))"
     )
 
@@ -82,15 +82,15 @@ class FlowFilter:
 
 
 def filtered_events(
-    has_db: bool, files: list[Path], flows: FlowFilter | None
+    has_db: bool, files: list[Path], flows: FlowFilter | None, *, lake: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """The SQL of every unique stored event of the ``flows`` kept (all: None), and its
     parameters (``mir traces export``)."""
-    everything = database.unique_events(has_db=has_db, files=files)
+    everything = database.unique_events(has_db=has_db, files=files, lake=lake)
     if flows is None:
         return everything, {}
     where, params = flows.where(everything)
-    return database.unique_events(has_db=has_db, files=files, where=where), params
+    return database.unique_events(has_db=has_db, files=files, where=where, lake=lake), params
 
 
 # The action of a flow: its decision's, wherever a step recorded one.

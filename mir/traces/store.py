@@ -65,6 +65,7 @@ from mir.traces.domain import (
     TraceSettings,
     TraceStoreError,
 )
+from mir.traces.lake import Lake, check_lake, fleet_lake, lake_segments, ship, with_lake
 from mir.traces.manifest import Manifest
 from mir.traces.records import (
     EVENT_FIELDS,
@@ -102,6 +103,8 @@ class TraceStore:
         compact_after: int = 8,
         lock_timeout: float = 30.0,
         batch_bytes: int = 64 << 20,
+        lake: Lake | None = None,
+        lake_reads: bool = True,
     ) -> None:
         self.directory = Path(directory)
         self.segments_dir = self.directory / "segments"
@@ -124,17 +127,21 @@ class TraceStore:
         self._batch_bytes = batch_bytes
         self._mutex = threading.Lock()
         self._background: threading.Thread | None = None
+        self.lake = lake
         self._views = Views(
             self.directory,
             self.manifest,
             lock_timeout=lock_timeout,
             before_reading=self._auto_compact,
             upgrade=self.compact,
+            lake=lake if lake_reads else None,
         )
 
     @classmethod
-    def for_project(cls, project: Project) -> TraceStore:
-        """The store at ``[tool.mir.traces] path`` (default ``<state_dir>/traces``)."""
+    def for_project(cls, project: Project, *, fleet_wide: bool = True) -> TraceStore:
+        """The store at ``[tool.mir.traces] path`` (default ``<state_dir>/traces``); in
+        fleet mode with a lake (``[tool.mir.store] data_path``) its reads cover every
+        host, unless ``fleet_wide`` is False (this host's flows only; it still ships)."""
         settings = project.section("traces", TraceSettings)
         folder = project.root / settings.path if settings.path else project.state_dir / "traces"
         return cls(
@@ -144,6 +151,8 @@ class TraceStore:
             fsync=settings.fsync,
             segment_events=settings.segment_events,
             compact_after=settings.compact_after,
+            lake=fleet_lake(project),
+            lake_reads=fleet_wide,
         )
 
     # -- writing -------------------------------------------------------------------
@@ -215,14 +224,35 @@ class TraceStore:
                     return total.model_copy(update={"skipped": not total.segments})
                 batch = self._compact_batch()
             if batch.segments == 0:
-                return total
+                break
             total = CompactionResult(
                 segments=total.segments + batch.segments,
                 events=total.events + batch.events,
                 skipped_lines=total.skipped_lines + batch.skipped_lines,
                 quarantined=total.quarantined + batch.quarantined,
             )
-        return total
+        if self.lake is None:
+            return total
+        with folder_lock(self.lock_path, exclusive=True, wait=patience) as locked:
+            if not locked:
+                return total
+            shipped, events = self._shipped()
+        return total.model_copy(update={"shipped": shipped, "shipped_events": events})
+
+    def _shipped(self) -> tuple[int, int]:
+        """In fleet mode, ship every segment this host's database holds and the lake
+        lacks (``lake.py``), under the exclusive lock the caller holds: one shipper per
+        host. A lake that is unreachable costs a warning, never the compaction: the next
+        one ships what waited. Returns (segments, events) shipped."""
+        if self.lake is None or not self.db_path.exists():
+            return 0, 0
+        try:
+            return ship(self.lake, self.db_path)
+        except TraceStoreError as exc:
+            warning = f"traces not shipped to the fleet's lake: {exc}"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+            return 0, 0
 
     def _compact_batch(self) -> CompactionResult:
         """One batch, under the exclusive lock the caller holds."""
@@ -275,17 +305,18 @@ class TraceStore:
         the flow's lines against the manifest, in the same consistent view the events
         are read from, and raises ``TamperedTraceError`` on any mismatch.
         """
-        with self._views.reading() as (con, has_db, files):
+        with self._views.reading() as (con, has_db, files, lake):
             where, params = "flow_id = $flow", {"flow": flow_id}
             if verify:
-                source = database.stored_lines(has_db=has_db, files=files, where=where)
+                source = database.stored_lines(has_db=has_db, files=files, where=where, lake=lake)
                 names = con.execute(f"SELECT DISTINCT segment FROM ({source})", params)
                 segments = [row[0] for row in names.fetchall()]
                 db = con if has_db else None
-                refuse_tampered(
-                    flow_id, check_segments(self.manifest, self.segments_dir, db, segments)
-                )
-            source = database.unique_events(has_db=has_db, files=files, where=where)
+                theirs = lake_segments(con, segments) if lake else []
+                mine = [name for name in segments if name not in theirs]
+                breaks = check_segments(self.manifest, self.segments_dir, db, mine)
+                refuse_tampered(flow_id, [*breaks, *check_lake(con, theirs)])
+            source = database.unique_events(has_db=has_db, files=files, where=where, lake=lake)
             rows = con.execute(
                 f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY seq, "at", segment, n', params
             ).fetchall()
@@ -329,8 +360,8 @@ class TraceStore:
     def events(self, flows: FlowFilter | None = None) -> Iterator[TraceEvent]:
         """Every event (of the ``flows`` kept), ordered by time then flow and seq, streamed
         (for export)."""
-        with self._views.reading() as (con, has_db, files):
-            source, params = filtered_events(has_db, files, flows)
+        with self._views.reading() as (con, has_db, files, lake):
+            source, params = filtered_events(has_db, files, flows, lake=lake)
             cursor = con.execute(
                 f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY "at", flow_id, seq', params
             )
@@ -341,20 +372,21 @@ class TraceStore:
     def verify(self, *, full: bool = False) -> IntegrityReport:
         """Check the store against its manifest and re-hash the lines added since the
         last successful verify (every line with ``full``); see ``verification.py``."""
-        with self._views.reading() as (con, has_db, _):
-            return verify_store(
+        with self._views.reading() as (con, has_db, _, lake):
+            report = verify_store(
                 self.manifest,
                 self.segments_dir,
                 con if has_db else None,
                 full=full,
                 db_path=self.db_path,
             )
+            return with_lake(report, con, has_db) if lake else report
 
     def export_parquet(self, output: Path, flows: FlowFilter | None = None) -> int:
         """Write every event (of the ``flows`` kept) to a Parquet file; returns the number
         of events."""
-        with self._views.reading() as (con, has_db, files):
-            source, params = filtered_events(has_db, files, flows)
+        with self._views.reading() as (con, has_db, files, lake):
+            source, params = filtered_events(has_db, files, flows, lake=lake)
             columns = database.quoted(list(EVENT_FIELDS))
             target = str(output).replace("'", "''")
             con.execute(

@@ -21,6 +21,7 @@ from mir.storage import Migration, migrate
 from mir.traces import database
 from mir.traces.compaction import adopt
 from mir.traces.domain import EventsSql, TraceStoreError
+from mir.traces.lake import Lake
 from mir.traces.manifest import Manifest
 from mir.traces.segments import folder_lock, segment_files
 
@@ -30,11 +31,26 @@ if TYPE_CHECKING:
 Tables = tuple[str, Sequence[Migration]]
 
 
-def events_sql(has_db: bool, files: list[Path]) -> EventsSql:
-    def events(where: str = "true", *, stored: bool = True) -> str:
-        return database.unique_events(has_db=has_db, files=files, where=where, stored=stored)
+class _Events:
+    """``EventsSql`` over one view: this host's database, its live segments, the lake."""
 
-    return events
+    def __init__(self, has_db: bool, files: list[Path], lake: bool) -> None:
+        self.has_db, self.files, self.lake = has_db, files, lake
+
+    def __call__(
+        self, where: str = "true", *, stored: bool = True, lake: bool = True, live: bool = True
+    ) -> str:
+        return database.unique_events(
+            has_db=self.has_db,
+            files=self.files if live else [],
+            where=where,
+            stored=stored,
+            lake=self.lake and lake,
+        )
+
+
+def events_sql(has_db: bool, files: list[Path], lake: bool = False) -> EventsSql:
+    return _Events(has_db, files, lake)
 
 
 class Views:
@@ -50,6 +66,7 @@ class Views:
         lock_timeout: float,
         before_reading: Callable[[], None],
         upgrade: Callable[[], object],
+        lake: Lake | None = None,
     ) -> None:
         self.directory = directory
         self.segments_dir = directory / "segments"
@@ -59,6 +76,7 @@ class Views:
         self._lock_timeout = lock_timeout
         self._before_reading = before_reading
         self._upgrade = upgrade
+        self.lake = lake
 
     def _stayed_locked(self) -> TraceStoreError:
         return TraceStoreError(
@@ -73,8 +91,8 @@ class Views:
     ) -> Iterator[tuple[duckdb.DuckDBPyConnection, EventsSql, bool]]:
         """``TraceStore.analysis`` (see there)."""
         if not write or not self.writable():
-            with self.reading() as (con, has_db, files):
-                yield con, events_sql(has_db, files), False
+            with self.reading() as (con, has_db, files, lake):
+                yield con, events_sql(has_db, files, lake), False
             return
         if self.segments_dir.is_dir():
             self.manifest.adopt_if_new([p.name for p in segment_files(self.segments_dir)])
@@ -90,10 +108,11 @@ class Views:
                     adopt(con, self.manifest, self.segments_dir, upgraded=upgraded)
                 if tables is not None:
                     migrate(con, tables[0], tables[1], where=str(self.db_path))
-                yield con, events_sql(True, segment_files(self.segments_dir)), True
+                lake = self.attach_lake(con)
+                yield con, events_sql(True, segment_files(self.segments_dir), lake), True
             except Exception as exc:
                 if database.is_unreadable_file(exc):
-                    raise database.explain(self.db_path, exc) from exc
+                    raise self.explain(exc) from exc
                 raise
             finally:
                 con.close()
@@ -108,8 +127,8 @@ class Views:
     def query(
         self, template: str, params: dict[str, Any], *, where: str = "true", columns: bool = False
     ) -> list[Any]:
-        with self.reading() as (con, has_db, files):
-            source = database.unique_events(has_db=has_db, files=files, where=where)
+        with self.reading() as (con, has_db, files, lake):
+            source = database.unique_events(has_db=has_db, files=files, where=where, lake=lake)
             cursor = con.execute(template.replace("{events}", source), params)
             rows = cursor.fetchall()
             if columns:
@@ -117,13 +136,27 @@ class Views:
                 return [dict(zip(names, row, strict=True)) for row in rows]
             return rows
 
+    def explain(self, exc: Exception) -> TraceStoreError:
+        """A file that cannot be read: the lake's (a Parquet file of ``data_path``), or
+        this host's database."""
+        if self.lake is not None and self.lake.owns(exc):
+            return self.lake.error(exc)
+        return database.explain(self.db_path, exc)
+
+    def attach_lake(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """Attach the fleet's lake to ``con`` when there is one; whether its tables are
+        there to read (nothing shipped yet: none)."""
+        return self.lake is not None and self.lake.attach(con)
+
     @contextmanager
-    def reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, bool, list[Path]]]:
-        """A consistent view: no compaction can start until the caller is done."""
+    def reading(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, bool, list[Path], bool]]:
+        """A consistent view: no compaction can start until the caller is done. Yields
+        the connection, whether this host's database is there, its live segment files,
+        and whether the fleet's lake is attached (as ``lake``)."""
         if not self.directory.is_dir():  # nothing written yet: answer, create nothing
             con = database.connect(None, read_only=True)
             try:
-                yield con, False, []
+                yield con, False, [], self.attach_lake(con)
             finally:
                 con.close()
             return
@@ -142,13 +175,14 @@ class Views:
                     # (when this user may write it; else it is read if it can be).
                     pending = has_db and database.pending_migrations(con, self.db_path)
                     if not pending:
-                        yield con, has_db, segment_files(self.segments_dir)
+                        lake = self.attach_lake(con)
+                        yield con, has_db, segment_files(self.segments_dir), lake
                         return
                 except Exception as exc:
                     # A damaged file may open fine and fail on its first read; a
                     # query's own error (a bad JSON path) is not a damaged file.
                     if database.is_unreadable_file(exc):
-                        raise database.explain(self.db_path, exc) from exc
+                        raise self.explain(exc) from exc
                     raise
                 finally:
                     con.close()

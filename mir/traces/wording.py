@@ -86,4 +86,10 @@ def flow_review_lines(events: Sequence[TraceEvent]) -> list[str]:
 
 def compaction_line(result: CompactionResult, db_path: Path) -> str:
     """What ``mir traces compact`` folded, and into which database."""
-    return f"compacted {result.segments} segment(s), {result.events} event line(s) into {db_path}"
+    line = f"compacted {result.segments} segment(s), {result.events} event line(s) into {db_path}"
+    if result.shipped:
+        line += (
+            f"; shipped {result.shipped} segment(s), {result.shipped_events} event line(s) "
+            "to the fleet's lake"
+        )
+    return line

@@ -71,8 +71,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     " command as shown",
     ("reviewers", "mir"): "needs declared reviewers with keys and an approvals rule:"
     " tests/functional/test_review_identity.py runs each of these",
-    ("fleet", "export"): "the test sets $MIR_STORE_URL to the embedded"
-    " Postgres it starts (test_fleet_readme_block_runs_on_a_real_postgres)",
+    ("fleet", "export"): "the test sets $MIR_STORE_URL to the embedded Postgres it"
+    " starts, and $MIR_STORE_DATA_PATH to a lake folder of its own"
+    " (test_fleet_readme_block_runs_on_a_real_postgres)",
     ("evals", "mir eval calibrate"): "the embedded judge on 32 labels (~15 min on 2 cores);"
     " tests/unit/evals/test_judging.py and the calibrate tests run it on scripted judges",
 }
@@ -428,7 +429,9 @@ def test_readme_block_runs_as_written(name: str, tmp_path: Path):
 
 @pytest.mark.fleet
 def test_fleet_readme_block_runs_on_a_real_postgres(pg_url: str, tmp_path: Path):
-    run_scenario(FLEET, tmp_path, {**shell_env(), "MIR_STORE_URL": pg_url})
+    lake = str(tmp_path / "lake")
+    env = {**shell_env(), "MIR_STORE_URL": pg_url, "MIR_STORE_DATA_PATH": lake}
+    run_scenario(FLEET, tmp_path, env)
 
 
 def decided_locally(root: Path) -> Path:

@@ -281,15 +281,17 @@ def test_submit_with_postgres_down_fails_closed_in_one_line(pg_server_private, t
 
 
 def test_three_hosts_decide_three_times_200_submissions_under_random_kills(pg_url, tmp_path):
-    """The fleet simulation through the workers: three project folders ("hosts"), each
-    submitting 200 flows and running a worker that is SIGKILLed at random moments and
-    started again; then one worker per host drains the queue."""
+    """The fleet simulation through the workers: three project folders ("hosts") on one
+    Postgres and one trace lake, each submitting 200 flows and running a worker that is
+    SIGKILLed at random moments and started again; then one worker per host drains the
+    queue. Every host's `mir traces list` and `mir drift` then show the whole fleet."""
     import random
 
     from mir.runtime import load_agent
 
     hosts = [_host(tmp_path, name, replies=700) for name in ("a", "b", "c")]
     os.environ["MIR_STORE_URL"] = pg_url
+    os.environ["MIR_STORE_DATA_PATH"] = str(tmp_path / "lake")
     try:
         agents = [
             load_agent("refunds.triage", project=h, provider="rules", watch_models=False)
@@ -309,12 +311,23 @@ def test_three_hosts_decide_three_times_200_submissions_under_random_kills(pg_ur
             records = {i: agents[n // 200].result(i, timeout=300) for n, i in enumerate(ids)}
         finally:
             stops = [_stop(d) for d in drains]
-        for agent in agents:
+        for agent in agents:  # production decisions (by the rules): drift's evidence
+            for _ in range(40):
+                agent.decide(ORDER)
             agent.close()
+        views = [_fleet_view(h) for h in hosts]
     finally:
         del os.environ["MIR_STORE_URL"]
+        del os.environ["MIR_STORE_DATA_PATH"]
     assert [code for code, _o, _e in stops] == [0, 0, 0], [e for _c, _o, e in stops]
     assert len(records) == 600  # every submission has its one outcome: none lost
+    # every host sees every host's flows, and the same drift figures as one host would
+    flows, drift = views[0]
+    submitted = {f for f in flows if f.startswith("q")}  # submit's ids; decide's are hex
+    assert {f.split("-r")[0] for f in submitted} == set(ids)
+    assert len(flows - submitted) == 3 * 40
+    assert all(view == views[0] for view in views[1:])
+    assert drift and drift == _single_host_drift(hosts, tmp_path / "one")
     runs = _executions(pg_url)
     per_submission = Counter(f.split("-r")[0] for f, _ok in runs)
     assert set(per_submission.values()) <= {1}, "an action was claimed twice"
@@ -328,6 +341,48 @@ def test_three_hosts_decide_three_times_200_submissions_under_random_kills(pg_ur
     lines = sum(len(executed(h)) for h in hosts)
     assert sum(ok for _f, ok in runs) <= lines <= len(runs)
     assert statuses["executed"] >= 590  # the kills hit a few flows, not the run
+
+
+def _mir(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(MIR_EXE), *args], cwd=root, env=env or {**os.environ, "NO_COLOR": "1"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+def _fleet_view(root: Path) -> tuple[set[str], list[dict]]:
+    """This host's `mir traces list` (every flow of the fleet, once all hosts shipped)
+    and its `mir drift` figures, after every host compacted (shipping to the lake)."""
+    for host in root.parent.glob("[abc]"):
+        _mir(host, "traces", "compact")
+    listed = json.loads(_mir(root, "traces", "list", "--source", "all", "--limit", "10000",
+                             "--json"))  # fmt: skip
+    return {f["flow_id"] for f in listed}, _drift(root)
+
+
+def _drift(root: Path, env: dict[str, str] | None = None) -> list[dict]:
+    report = json.loads(_mir(root, "drift", "--last", "40", "--all", "--json", env=env))
+    return [{k: v for k, v in agent.items() if k != "notes"} for agent in report["agents"]]
+
+
+def _single_host_drift(hosts: list[Path], one: Path) -> list[dict]:
+    """The drift figures of one local host holding every host's events."""
+    from mir.project import find_project
+    from mir.traces import TraceStore
+
+    shutil.copytree(hosts[0], one, ignore=shutil.ignore_patterns(".mir"))
+    events = []
+    for host in hosts:
+        local = TraceStore.for_project(find_project(host), fleet_wide=False)
+        events += list(local.events())
+        local.close()
+    merged = TraceStore.for_project(find_project(one))
+    merged.append(events)
+    merged.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIR_STORE")}
+    return _drift(one, env={**env, "NO_COLOR": "1"})
 
 
 def test_a_batch_through_the_workers_resumes_after_a_kill_without_deciding_twice(pg_url, tmp_path):

@@ -81,7 +81,9 @@ def test_checks_racing_to_record_it_write_it_once(tmp_path):
     root = desk(tmp_path)
     with TraceStore.for_project(find_project(root)) as traces:  # it had decisions
         drift_month.load().write_month(traces, end=OPTIONS.now, days=2, per_day=20)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # ROOT first, then what the caller set (make test-duckdb2 puts DuckDB 2 there)
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     for round_ in range(3):
         reason = f"drift: action.js = 0.{round_ + 2} >= 0.2"
         killed_between(root, reason)

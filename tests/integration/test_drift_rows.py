@@ -272,7 +272,9 @@ def _big_store(path: Path, decisions: int) -> None:
 def test_a_kill_while_parsing_leaves_all_or_nothing_and_the_next_run_finishes(tmp_path):
     store = tmp_path / "traces.duckdb"
     _big_store(store, 150_000)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # ROOT first, then what the caller set (make test-duckdb2 puts DuckDB 2 there)
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
     def start() -> subprocess.Popen[str]:
         proc = subprocess.Popen(
