@@ -131,6 +131,9 @@ class StoreStatus(BaseModel):
     local: dict[str, int] = Field(default_factory=dict, description="rows in the local files")
     migrated_at: str | None = None
     warning: str | None = None
+    lake: dict[str, Any] | None = Field(
+        None, description="the fleet's trace lake ([tool.mir.store] data_path), if any"
+    )
 
     def lines(self) -> list[str]:
         if self.backend == "local":
@@ -143,6 +146,9 @@ class StoreStatus(BaseModel):
             else "schema: every migration applied"
         )
         lines.append(f"rows: {_counts(self.counts) or 'no tables yet (no decision used it)'}")
+        if self.lake is not None:
+            held = {k: v for k, v in self.lake.items() if k != "data_path"}
+            lines.append(f"trace lake: {self.lake['data_path']} ({_counts(held)})")
         if self.migrated_at:
             lines.append(f"local files: migrated at {self.migrated_at}, kept, no longer read")
         if self.warning:

@@ -147,6 +147,7 @@ def store_status(project: str | Path | None = None) -> StoreStatus:
         pending_steps={k: v for k, v in steps.items() if v},
         counts=counts,
         local=local.counts(),
+        lake=_lake_status(proj),
     )
     marker = local.marker()
     if not status.local:
@@ -157,6 +158,16 @@ def store_status(project: str | Path | None = None) -> StoreStatus:
         shown = [str(Path(proj.settings.state_dir) / name) for name in local.files]
         status.warning = unmigrated_warning(status.local, shown)
     return status
+
+
+def _lake_status(project: Project) -> dict[str, Any] | None:
+    from mir.traces import TraceStore
+
+    store = TraceStore.for_project(project)
+    try:
+        return store.lake_status()
+    finally:
+        store.close()
 
 
 def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -> StoreMigration:

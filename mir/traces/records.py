@@ -143,3 +143,12 @@ def event_from_fields(fields: dict[str, Any]) -> TraceEvent:
     values["data"] = json.loads(values["data"]) if values.get("data") else {}
     values["reasons"] = tuple(values.get("reasons") or ())
     return TraceEvent.model_validate(values)
+
+
+def with_instants(row: dict[str, Any]) -> dict[str, Any]:
+    """A flow summary's row with its epoch-microsecond times as datetimes."""
+    return {
+        **row,
+        "started_at": instant_from_epoch_us(row["started_at"]),
+        "updated_at": instant_from_epoch_us(row["updated_at"]),
+    }

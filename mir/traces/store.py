@@ -65,18 +65,20 @@ from mir.traces.domain import (
     TraceSettings,
     TraceStoreError,
 )
-from mir.traces.lake import Lake, check_lake, fleet_lake, lake_segments, ship, with_lake
+from mir.traces.lake import Lake, fleet_lake
+from mir.traces.lake_checks import check_flow_segments, with_lake
 from mir.traces.manifest import Manifest
 from mir.traces.records import (
     EVENT_FIELDS,
     event_from_fields,
-    instant_from_epoch_us,
     stored_body,
+    with_instants,
 )
 from mir.traces.redaction import Redactor, secret_env_values
 from mir.traces.segments import SegmentWriter, closed_segments, folder_lock
+from mir.traces.shipping import lake_status, parquet_export, ship_quietly
 from mir.traces.sources import FlowFilter, filtered_events, listing_sql
-from mir.traces.verification import check_segments, refuse_tampered, verify_store
+from mir.traces.verification import refuse_tampered, verify_store
 from mir.traces.views import Tables, Views
 
 if TYPE_CHECKING:
@@ -139,9 +141,8 @@ class TraceStore:
 
     @classmethod
     def for_project(cls, project: Project, *, fleet_wide: bool = True) -> TraceStore:
-        """The store at ``[tool.mir.traces] path`` (default ``<state_dir>/traces``); in
-        fleet mode with a lake (``[tool.mir.store] data_path``) its reads cover every
-        host, unless ``fleet_wide`` is False (this host's flows only; it still ships)."""
+        """The store at ``[tool.mir.traces] path`` (default ``<state_dir>/traces``); with a
+        trace lake its reads cover every host, unless ``fleet_wide`` is False."""
         settings = project.section("traces", TraceSettings)
         folder = project.root / settings.path if settings.path else project.state_dir / "traces"
         return cls(
@@ -231,28 +232,15 @@ class TraceStore:
                 skipped_lines=total.skipped_lines + batch.skipped_lines,
                 quarantined=total.quarantined + batch.quarantined,
             )
-        if self.lake is None:
+        if self.lake is None or not self.db_path.exists():
             return total
+        # fleet mode: ship what this database holds and the lake lacks (shipping.py), one
+        # shipper per host; an unreachable lake is a warning, never a failed compaction
         with folder_lock(self.lock_path, exclusive=True, wait=patience) as locked:
             if not locked:
                 return total
-            shipped, events = self._shipped()
+            shipped, events = ship_quietly(self.lake, self.db_path, self.warnings)
         return total.model_copy(update={"shipped": shipped, "shipped_events": events})
-
-    def _shipped(self) -> tuple[int, int]:
-        """In fleet mode, ship every segment this host's database holds and the lake
-        lacks (``lake.py``), under the exclusive lock the caller holds: one shipper per
-        host. A lake that is unreachable costs a warning, never the compaction: the next
-        one ships what waited. Returns (segments, events) shipped."""
-        if self.lake is None or not self.db_path.exists():
-            return 0, 0
-        try:
-            return ship(self.lake, self.db_path)
-        except TraceStoreError as exc:
-            warning = f"traces not shipped to the fleet's lake: {exc}"
-            if warning not in self.warnings:
-                self.warnings.append(warning)
-            return 0, 0
 
     def _compact_batch(self) -> CompactionResult:
         """One batch, under the exclusive lock the caller holds."""
@@ -311,11 +299,11 @@ class TraceStore:
                 source = database.stored_lines(has_db=has_db, files=files, where=where, lake=lake)
                 names = con.execute(f"SELECT DISTINCT segment FROM ({source})", params)
                 segments = [row[0] for row in names.fetchall()]
-                db = con if has_db else None
-                theirs = lake_segments(con, segments) if lake else []
-                mine = [name for name in segments if name not in theirs]
-                breaks = check_segments(self.manifest, self.segments_dir, db, mine)
-                refuse_tampered(flow_id, [*breaks, *check_lake(con, theirs)])
+                breaks = check_flow_segments(
+                    con, self.manifest, self.segments_dir, has_db=has_db, lake=lake,
+                    segments=segments,
+                )  # fmt: skip
+                refuse_tampered(flow_id, breaks)
             source = database.unique_events(has_db=has_db, files=files, where=where, lake=lake)
             rows = con.execute(
                 f'SELECT {_EVENT_SELECT} FROM ({source}) ORDER BY seq, "at", segment, n', params
@@ -350,7 +338,7 @@ class TraceStore:
             agent=agent, status=status, since=since, limit=limit, source=source
         )
         rows = self._views.query(sql, params, where=where, columns=True)
-        return [FlowSummary.model_validate(_with_instants(row)) for row in rows]
+        return [FlowSummary.model_validate(with_instants(row)) for row in rows]
 
     def count_events(self) -> int:
         """Distinct events stored (database and live segments)."""
@@ -382,20 +370,16 @@ class TraceStore:
             )
             return with_lake(report, con, has_db) if lake else report
 
+    def lake_status(self) -> dict[str, Any] | None:
+        """In fleet mode with a trace lake: its data path, what it holds, and this host's
+        compacted segments not shipped yet (live segments ship once compacted); None
+        without a lake."""
+        return lake_status(self._views)
+
     def export_parquet(self, output: Path, flows: FlowFilter | None = None) -> int:
         """Write every event (of the ``flows`` kept) to a Parquet file; returns the number
         of events."""
-        with self._views.reading() as (con, has_db, files, lake):
-            source, params = filtered_events(has_db, files, flows, lake=lake)
-            columns = database.quoted(list(EVENT_FIELDS))
-            target = str(output).replace("'", "''")
-            con.execute(
-                f'COPY (SELECT {columns} FROM ({source}) ORDER BY "at", flow_id, seq) '
-                f"TO '{target}' (FORMAT parquet)",
-                params,
-            )
-            row = con.execute(f"SELECT count(*) FROM ({source})", params).fetchone()
-        return int(row[0]) if row else 0
+        return parquet_export(self._views, output, flows)
 
     @contextmanager
     def analysis(
@@ -414,11 +398,3 @@ class TraceStore:
         """
         with self._views.analysis(write=write, tables=tables) as view:
             yield view
-
-
-def _with_instants(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "started_at": instant_from_epoch_us(row["started_at"]),
-        "updated_at": instant_from_epoch_us(row["updated_at"]),
-    }

@@ -113,10 +113,10 @@ def test_shipments_killed_at_random_points_ship_every_segment_exactly_once(lake,
     # the child says when its shipment starts (its lake connection, the load, the commit
     # all come after), so each kill lands inside a shipment, not in Python's start-up
     ship = (
-        "import sys; from pathlib import Path; import mir.traces.store as st;"
-        "from mir.traces.lake import Lake; real = st.ship;"
-        "st.ship = lambda *a: (print('shipping', flush=True), real(*a))[1];"
-        "s = st.TraceStore(Path(sys.argv[1]), lake=Lake(sys.argv[2], sys.argv[3]));"
+        "import sys; from pathlib import Path; import mir.traces.shipping as sh;"
+        "from mir.traces import TraceStore; from mir.traces.lake import Lake; real = sh.ship;"
+        "sh.ship = lambda *a: (print('shipping', flush=True), real(*a))[1];"
+        "s = TraceStore(Path(sys.argv[1]), lake=Lake(sys.argv[2], sys.argv[3]));"
         "print(s.compact().shipped, flush=True); s.close()"
     )
     count = "SELECT count(DISTINCT name) FROM lake.segments"
@@ -293,3 +293,27 @@ def test_drift_on_any_host_counts_both_hosts_and_keeps_the_lakes_rows_parsed(
     assert here.current.decisions == both - 1
     report = TraceStore.for_project(__import__("mir.project").project.find_project(b)).verify()
     assert any("removed or changed in the lake" in brk.problem for brk in report.breaks)
+
+
+def test_store_status_says_what_the_lake_holds_and_what_waits_here(lake, tmp_path, monkeypatch):
+    from mir.project import find_project
+    from mir.runtime import store_status
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\n[tool.mir]\n')
+    monkeypatch.setenv("MIR_STORE_URL", lake.url)
+    monkeypatch.setenv("MIR_STORE_DATA_PATH", lake.data_path)
+    store = TraceStore.for_project(find_project(root))
+    for i in range(3):
+        store.append(_flow(f"p-{i}"))
+    store.close()
+    assert store.compact().shipped == 1
+    status = store_status(root)
+    assert status.lake == {
+        "data_path": lake.data_path,
+        "segments": 1,
+        "lines": 6,
+        "not shipped from this host": 0,
+    }
+    assert any(line.startswith("trace lake: ") for line in status.lines())
