@@ -151,6 +151,20 @@ class Agent:
         decision is as the traces keep it: redacted by the trace rules."""
         return self._submissions().result(flow_id, timeout)
 
+    def when_decided(
+        self,
+        flow_id: str,
+        callback: Callable[[DecisionRecord], Any],
+        *,
+        timeout: float | None = None,
+        on_error: Callable[[BaseException], Any] | None = None,
+    ) -> None:
+        """Call ``callback(record)`` once a worker decided the submitted flow (at once if
+        it already was), on mir's dispatcher thread: one thread per process wakes on the
+        fleet's notifications, not one per flow. Past ``timeout`` seconds without an
+        outcome, ``on_error(ResultTimeout)`` instead; a callback that raises is logged."""
+        self._submissions().when_decided(flow_id, callback, timeout=timeout, on_error=on_error)
+
     def _submissions(self) -> Submissions:
         if self.deps.submissions is None:
             raise UsageError(

@@ -1,4 +1,5 @@
-"""Decisions handed to the fleet's workers: ``Agent.submit`` and ``Agent.result``.
+"""Decisions handed to the fleet's workers: ``Agent.submit``, ``Agent.result`` and
+``Agent.when_decided`` (a completion callback, ``completions.py``).
 
 The queue is procrastinate's (https://procrastinate.readthedocs.io), on the fleet
 store's Postgres, its tables in schema ``mir`` next to mir's own: ``submit`` defers one
@@ -23,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mir.errors import MirUserError, UsageError
+from mir.runtime.completions import Completions, OnDecided, OnError
 from mir.runtime.records import DecisionRecord
 from mir.storage import FleetStore, Migration, ScopedStore
 
@@ -69,6 +71,7 @@ class Submissions:
         self._scoped = ScopedStore(store, "submissions", MIGRATIONS)
         self._app: Any = None
         self._listening: _Listener | None = None
+        self._completions: Completions | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -130,6 +133,9 @@ class Submissions:
             if self._listening is not None:
                 self._listening.stop()
                 self._listening = None
+            if self._completions is not None:
+                self._completions.stop()
+                self._completions = None
         with Submissions._shared_lock:
             for key, value in list(Submissions._shared.items()):
                 if value is self:
@@ -203,6 +209,34 @@ class Submissions:
             row = con.execute(sql, (flow_id,)).fetchone()
         return row[0] if row is not None else None
 
+    def outcomes(self, flow_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The outcomes of those of ``flow_ids`` that have one, in one query."""
+        with self.store.connection() as con:
+            sql = "SELECT flow_id, record FROM decided WHERE flow_id = ANY(%s)"
+            return dict(con.execute(sql, (flow_ids,)).fetchall())
+
+    def when_decided(
+        self,
+        flow_id: str,
+        callback: OnDecided,
+        *,
+        timeout: float | None = None,
+        on_error: OnError | None = None,
+    ) -> None:
+        """Call ``callback(record)`` once the flow is decided (``completions.py``); an
+        unknown flow id is refused here, as ``result`` refuses it."""
+        found, queued = self.where_is(flow_id)
+        if found is None and not queued:
+            raise UsageError(
+                f"no flow {flow_id} was submitted to the fleet's workers",
+                hint="agent.submit(...) returns the flow id to ask for",
+            )
+        with self._lock:
+            if self._completions is None:
+                self._completions = Completions(self)
+            completions = self._completions
+        completions.add(flow_id, callback, timeout=timeout, on_error=on_error)
+
     def where_is(self, flow_id: str) -> tuple[dict[str, Any] | None, bool]:
         """The flow's outcome if it has one, else whether its job is still queued. The
         outcome is read again once the job is gone: its row commits before the job is
@@ -226,7 +260,7 @@ class Submissions:
                 hint="agent.submit(...) returns the flow id to ask for",
             )
         until = None if timeout is None else time.monotonic() + timeout
-        woken = self._listener().watch(flow_id)
+        woken = self.listener().watch(flow_id)
         try:
             while True:
                 found = self.outcome(flow_id)  # after watching: a notify in between is seen
@@ -242,9 +276,10 @@ class Submissions:
                 woken.wait(1.0 if left is None else min(1.0, left))
                 woken.clear()
         finally:
-            self._listener().unwatch(flow_id, woken)
+            self.listener().unwatch(flow_id, woken)
 
-    def _listener(self) -> _Listener:
+    def listener(self) -> _Listener:
+        """This process's LISTEN connection on ``mir_decided`` (started on first use)."""
         with self._lock:
             if self._listening is None:
                 self._listening = _Listener(self.url)
@@ -266,8 +301,9 @@ class _Listener:
         threading.Thread(target=self._run, name="mir-result-listener", daemon=True).start()
         self._ready.wait(5.0)  # LISTEN in place before the first re-read (else: 1 s late)
 
-    def watch(self, flow_id: str) -> threading.Event:
-        event = threading.Event()
+    def watch(self, flow_id: str, event: threading.Event | None = None) -> threading.Event:
+        """An event set when the flow's outcome is notified (``event``, to share one)."""
+        event = event or threading.Event()
         with self._lock:
             self._events.setdefault(flow_id, set()).add(event)
         return event

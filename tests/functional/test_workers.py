@@ -83,6 +83,51 @@ def test_submitted_flows_are_decided_once_by_two_worker_processes(pg_url, agent)
     assert agent.deps.submissions.queued(ids[0]) is False
 
 
+def test_completion_callbacks_are_called_once_each_with_the_flows_record(pg_url, agent):
+    """``when_decided``: callbacks registered before the worker starts, one after the
+    flow was decided, one with a timeout that passes first, and one that raises (which
+    stops none of the others)."""
+    import threading
+
+    from mir.errors import UsageError
+
+    agent, root = agent
+    ids = [agent.submit(ORDER) for _ in range(30)]
+    got: list[tuple[str, str]] = []
+    lock, all_in = threading.Lock(), threading.Event()
+
+    def done(record):
+        with lock:
+            got.append((record.flow_id, record.status))
+            if len(got) == len(ids):
+                all_in.set()
+
+    agent.when_decided(ids[0], lambda record: 1 / 0)  # logged, never fatal
+    for flow_id in ids:
+        agent.when_decided(flow_id, done)
+    late: list[BaseException] = []
+    worker = _worker(pg_url, root, "refunds.triage")
+    try:
+        assert all_in.wait(60), f"{len(got)} of {len(ids)} callbacks"
+    finally:
+        code, _out, err = _stop(worker)
+    assert code == 0, err
+    assert sorted(got) == sorted((i, "executed") for i in ids)  # each once, its own record
+    again = threading.Event()
+    agent.when_decided(ids[3], lambda record: again.set())  # already decided: called soon
+    assert again.wait(10)
+    # no worker now: a flow waits, its timeout passes, on_error gets ResultTimeout
+    waiting = agent.submit(ORDER)
+    timed_out = threading.Event()
+    agent.when_decided(
+        waiting, done, timeout=0.5, on_error=lambda exc: (late.append(exc), timed_out.set())
+    )
+    assert timed_out.wait(10)
+    assert type(late[0]).__name__ == "ResultTimeout"
+    with pytest.raises(UsageError, match="no flow"):
+        agent.when_decided("q" + "0" * 31, done)
+
+
 def _wait_for(path: Path, timeout: float = 60) -> None:
     until = time.monotonic() + timeout
     while not path.exists():
