@@ -4,10 +4,12 @@ segments of one flow before approve or reject acts on it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mir.storage import write_atomic
 from mir.traces.chains import check_rows
 from mir.traces.domain import ChainBreak, IntegrityReport
 from mir.traces.manifest import Manifest
@@ -51,10 +53,13 @@ def lake_segments(con: duckdb.DuckDBPyConnection, names: Sequence[str]) -> list[
 
 
 def check_lake(
-    con: duckdb.DuckDBPyConnection, names: Sequence[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    names: Sequence[str] | None = None,
+    verified: Mapping[str, str] | None = None,
 ) -> list[ChainBreak]:
     """The lake's segments (``names``, else all): each one's rows as its record says
-    (lines, head hash, shipped once), and every link of their chains re-hashed."""
+    (lines, head hash, shipped once), and every link of their chains re-hashed but for
+    those ``verified`` before with the head they record now (segment -> head)."""
     only = "list_contains($names, name)" if names is not None else "true"
     rows_only = "list_contains($names, segment)" if names is not None else "true"
     params = {"names": list(names)} if names is not None else {}
@@ -70,6 +75,8 @@ def check_lake(
         params,
     ).fetchall()
     breaks = []
+    verified = verified or {}
+    rehash = [row[0] for row in rows if row[3] is None or verified.get(row[0]) != row[3]]
     for name, records, lines, head, count, last, row_head in rows:
         if records is None:
             problem = "rows in the lake that no shipment recorded"
@@ -82,18 +89,25 @@ def check_lake(
         else:
             continue
         breaks.append(ChainBreak(segment=name, line=0, event_id=None, problem=problem))
-    segments = None if names is None else list(names)
-    breaks += check_rows(con, segments, table="lake.events")
+    everything = names is None and not verified
+    breaks += check_rows(con, None if everything else rehash, table="lake.events")
     return breaks
 
 
 def with_lake(
-    report: IntegrityReport, con: duckdb.DuckDBPyConnection, has_db: bool
+    report: IntegrityReport,
+    con: duckdb.DuckDBPyConnection,
+    has_db: bool,
+    *,
+    state: Path,
+    full: bool,
 ) -> IntegrityReport:
     """``report`` (this host's store) with the lake checked too: every lake segment's
-    rows against its record and re-hashed, and this host's shipped segments against
-    what its own database holds."""
-    breaks = list(check_lake(con))
+    rows against its record, its chain re-hashed unless this host verified it before with
+    the same head (``state``, a file in the host's manifest folder; ``full``: all), and
+    this host's shipped segments against what its own database holds."""
+    before = {} if full else _verified(state)
+    breaks = list(check_lake(con, verified=before))
     if has_db:
         for name, lines, head, theirs, their_head in con.execute(
             "SELECT s.name, s.lines, s.head, l.lines, l.head FROM segments s "
@@ -105,14 +119,26 @@ def with_lake(
                 f"{(their_head or '')[:12]}; here {lines}, {(head or '')[:12]})"
             )
             breaks.append(ChainBreak(segment=name, line=0, event_id=None, problem=problem))
-    row = con.execute(
-        "SELECT count(DISTINCT name), coalesce(sum(lines), 0) FROM lake.segments"
-    ).fetchone()
-    segments, lines = (int(row[0]), int(row[1])) if row else (0, 0)
-    notice = f"the fleet's lake: {segments} segment(s), {lines} line(s) re-hashed"
-    return report.model_copy(
-        update={
-            "breaks": (*report.breaks, *breaks),
-            "notices": (*report.notices, notice),
-        }
+    heads = dict(
+        con.execute("SELECT name, any_value(head) FROM lake.segments GROUP BY name").fetchall()
     )
+    lines = con.execute("SELECT coalesce(sum(lines), 0) FROM lake.segments").fetchone()
+    again = sum(1 for name, head in heads.items() if before.get(name) != head)
+    notice = (
+        f"the fleet's lake: {len(heads)} segment(s), {int(lines[0]) if lines else 0} line(s); "
+        f"{again} segment(s) re-hashed"
+        + ("" if full or again == len(heads) else " (the rest verified before; --full: all)")
+    )
+    if not breaks and not report.breaks:
+        write_atomic(state, json.dumps(heads, sort_keys=True))
+    return report.model_copy(
+        update={"breaks": (*report.breaks, *breaks), "notices": (*report.notices, notice)}
+    )
+
+
+def _verified(state: Path) -> dict[str, str]:
+    try:
+        found = json.loads(state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}

@@ -361,14 +361,12 @@ class TraceStore:
         """Check the store against its manifest and re-hash the lines added since the
         last successful verify (every line with ``full``); see ``verification.py``."""
         with self._views.reading() as (con, has_db, _, lake):
+            db = con if has_db else None
             report = verify_store(
-                self.manifest,
-                self.segments_dir,
-                con if has_db else None,
-                full=full,
-                db_path=self.db_path,
+                self.manifest, self.segments_dir, db, full=full, db_path=self.db_path
             )
-            return with_lake(report, con, has_db) if lake else report
+            state = self.manifest.folder / "lake-verified.json"
+            return with_lake(report, con, has_db, state=state, full=full) if lake else report
 
     def lake_status(self) -> dict[str, Any] | None:
         """In fleet mode with a trace lake: its data path, what it holds, and this host's
