@@ -203,14 +203,7 @@ def ingest(con: duckdb.DuckDBPyConnection) -> int:
         )
         con.execute("DELETE FROM drift_rows WHERE segment IN (SELECT segment FROM drift_stale)")
         finals = "SELECT * FROM events SEMI JOIN drift_stale USING (segment) WHERE step = 'final'"
-        try:
-            con.execute(f"INSERT INTO drift_rows {parsed(finals)}")
-        except Exception as exc:
-            import duckdb
-
-            if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
-                raise damaged_events(exc) from exc
-            raise
+        _insert_parsed(con, "drift_rows", finals, {})
         con.execute(
             "DELETE FROM drift_ingested WHERE ingested_segment IN (SELECT segment FROM drift_stale)"
         )
@@ -258,14 +251,7 @@ def ingest_lake(con: duckdb.DuckDBPyConnection, events: EventsSql) -> bool:
             finals = events(
                 "step = 'final' AND list_contains($stale, segment)", stored=False, live=False
             )
-            try:
-                con.execute(f"INSERT INTO drift_lake_rows {parsed(finals)}", {"stale": stale})
-            except Exception as exc:
-                import duckdb
-
-                if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
-                    raise damaged_events(exc) from exc
-                raise
+            _insert_parsed(con, "drift_lake_rows", finals, {"stale": stale})
             con.execute("INSERT INTO drift_lake_ingested SELECT * FROM drift_lake_stale")
         con.execute("DROP TABLE drift_lake_now")
         con.execute("DROP TABLE drift_lake_stale")
@@ -274,6 +260,19 @@ def ingest_lake(con: duckdb.DuckDBPyConnection, events: EventsSql) -> bool:
         con.execute("ROLLBACK")
         raise
     return True
+
+
+def _insert_parsed(
+    con: duckdb.DuckDBPyConnection, table: str, finals: str, params: dict[str, object]
+) -> None:
+    """The parsed rows of ``finals`` into ``table``; an event whose data is not JSON is
+    a damaged store (one line), not drift's."""
+    import duckdb
+
+    try:
+        con.execute(f"INSERT INTO {table} {parsed(finals)}", params)
+    except (duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+        raise damaged_events(exc) from exc
 
 
 def _has_lake_tables(con: duckdb.DuckDBPyConnection) -> bool:
