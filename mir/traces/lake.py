@@ -17,6 +17,10 @@ whose Parquet files live under ``data_path`` (a folder every host mounts):
 ``lake.shadowed``
     Lines repeating an event id already in the lake (as ``shadowed`` locally).
 
+The first shipment of a process attaches the lake under a Postgres advisory lock: the
+attach that creates the lake (its catalog's schema and tables) collides with another
+host's creating it at the same moment otherwise.
+
 A reader attaches the lake to its view: every unique event is this host's (database and
 live segments, as before) plus the lake's rows of segments this host's database does
 not hold (other hosts'). A host's events reach the lake when it compacts (automatically
@@ -35,7 +39,8 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -111,8 +116,15 @@ class Lake:
         target = f"ducklake:postgres:{self._catalog}".replace("'", "''")
         data = self.data_path.rstrip("/").replace("'", "''") + "/"
         options = f"DATA_PATH '{data}', METADATA_SCHEMA '{METADATA_SCHEMA}'"
+        attach = f"ATTACH '{target}' AS {NAME} ({options}{'' if write else ', READ_ONLY'})"
         try:
-            con.execute(f"ATTACH '{target}' AS {NAME} ({options}{'' if write else ', READ_ONLY'})")
+            if write and (os.getpid(), self.url, self.data_path) not in _READY:
+                # the first attach may create the lake: two hosts creating it at once
+                # collide in Postgres (its schema's unique name), so one at a time
+                with _creating(self):
+                    con.execute(attach)
+            else:
+                con.execute(attach)
         except duckdb.Error as exc:
             if not write and "does not exist" in str(exc):
                 return False  # no host has shipped yet
@@ -247,6 +259,22 @@ def _on(con: duckdb.DuckDBPyConnection, statements: Sequence[str]) -> Callable[[
             con.execute(sql)
 
     return apply
+
+
+@contextmanager
+def _creating(lake: Lake) -> Iterator[None]:
+    """A session advisory lock on the fleet's Postgres while a lake may be created."""
+    import psycopg
+
+    try:
+        con = psycopg.connect(lake.url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise lake.error(exc) from exc
+    try:
+        con.execute("SELECT pg_advisory_lock(hashtext('mir-lake-create'))")
+        yield
+    finally:
+        con.close()  # the session's lock goes with it
 
 
 def fleet_lake(project: Project) -> Lake | None:
