@@ -51,11 +51,14 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT,
         project: str | None = PROJECT,
     ) -> None:
-        """Copy the local execution ledger and agent states into the fleet store, once:
-        rows already there are kept (conflicts counted); a local suspension wins."""
+        """Copy the local ledger, agent states, eval and model histories into the fleet
+        store, once: rows already there are kept (conflicts counted); suspended wins."""
+        from mir.evals import copy_eval_history
+        from mir.models import copy_model_history
         from mir.runtime import migrate_store
 
-        _show(migrate_store(project, dry_run=dry_run), fmt, as_json)
+        copies = {"eval runs": copy_eval_history, "model changes": copy_model_history}
+        _show(migrate_store(project, dry_run=dry_run, histories=copies), fmt, as_json)
 
     app.add_typer(store, name="store")
 

@@ -28,6 +28,7 @@ from mir.evals.history_rows import RUN_COLUMNS, history_heading, run_cells
 from mir.evals.progress_lines import LineProgress, eta, stopping
 from mir.evals.recorded import recorded_runs
 from mir.evals.reports import render_html, render_json, render_junit
+from mir.evals.stores import copy_eval_history
 from mir.evals.suite_display import SuiteView, suite_view
 from mir.evals.summary import (
     CaseLine,
@@ -88,6 +89,7 @@ __all__ = [
     "case_cells",
     "case_lines",
     "conclude",
+    "copy_eval_history",
     "eta",
     "evaluate",
     "has_repeats",

@@ -230,6 +230,17 @@ class EvalHistory:
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+    def everything(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """Every run (``_RUN_COLUMNS``) and every case result (``_CASE_COLUMNS``, in
+        case order within its run), for ``mir store migrate``; none without a history."""
+        if not self._readable():
+            return [], []
+        with self._connect(read_only=True) as con:
+            runs = con.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY recorded_at, run_id")
+            run_rows = runs.fetchall()
+            cases = con.execute(f"SELECT {_CASE_COLUMNS} FROM case_results ORDER BY rowid")
+            return run_rows, cases.fetchall()
+
     # ------------------------------------------------------------------ the file
     def _readable(self) -> bool:
         """False when there is no history yet; something else in its place (a folder)

@@ -23,6 +23,7 @@ from mir.evals.domain import EvalReport
 from mir.evals.history import (
     _CASE_COLUMNS,
     _RUN_COLUMNS,
+    EvalHistory,
     EvalHistoryError,
     HistoryRow,
     _case_rows,
@@ -104,6 +105,39 @@ class PostgresEvalHistory:
                     for n, row in enumerate(_case_rows(run_id, suite)):
                         copy.write_row((n, *row))
         return ids
+
+    def copy_from(self, local: EvalHistory, *, dry_run: bool) -> tuple[int, int]:
+        """``mir store migrate``: the runs of a host's local history the fleet lacks, with
+        their case results, in one transaction (a run id is never copied twice); returns
+        (copied, already there). ``dry_run``: count, write nothing."""
+        runs, cases = local.everything()
+        if not runs:
+            return 0, 0
+        ids = [row[0] for row in runs]
+        store = FleetStore.shared(self.url) if dry_run else self._store()  # dry: no tables
+        with self._explained(), store.connection() as con:
+            table = con.execute("SELECT to_regclass('eval_runs')").fetchone()[0]
+            known = (
+                {r[0] for r in con.execute(
+                    "SELECT run_id FROM eval_runs WHERE run_id = ANY(%s)", (ids,)
+                ).fetchall()}
+                if table is not None
+                else set()
+            )  # fmt: skip
+            new = [row for row in runs if row[0] not in known]
+            if dry_run or not new:
+                return len(new), len(known)
+            wanted = {row[0] for row in new}
+            values = ", ".join(["%s"] * len(_RUN_COLUMNS.split(", ")))
+            with con.transaction(), con.cursor() as cur:
+                cur.executemany(f"INSERT INTO eval_runs ({_RUN_COLUMNS}) VALUES ({values})", new)
+                numbers: dict[str, int] = {}
+                with cur.copy(f"COPY eval_case_results (n, {_CASE_COLUMNS}) FROM STDIN") as copy:
+                    for row in cases:
+                        if row[0] in wanted:
+                            n = numbers[row[0]] = numbers.get(row[0], -1) + 1
+                            copy.write_row((n, *row))
+        return len(new), len(known)
 
     def try_record(self, report: EvalReport, *, origin: str | None = None) -> str | None:
         """``record``, turning a failure into the warning line to print (None when

@@ -23,3 +23,16 @@ def eval_log(project: Project) -> EvalHistory | PostgresEvalHistory:
         quiet_pool_log()  # a server that is down: one line, not one per retry
         return PostgresEvalHistory(store)
     return EvalHistory.for_project(project)
+
+
+def copy_eval_history(project: Project, dry_run: bool) -> tuple[int, int]:
+    """``mir store migrate``: this host's ``.mir/evals.duckdb`` runs into the fleet
+    store's history (each run id once); (copied, already there). Local mode: nothing."""
+    store = FleetStore.configured(project.section("store", StoreSettings))
+    if store is None:
+        return 0, 0
+    from mir.evals.history_pg import PostgresEvalHistory
+
+    quiet_pool_log()
+    local = EvalHistory.for_project(project)
+    return PostgresEvalHistory(store).copy_from(local, dry_run=dry_run)

@@ -33,7 +33,7 @@ from mir.models.registry_file import (
     registry_path,
 )
 from mir.models.resolution import Resolved, RouteResolver, check_routes, names_registry_model
-from mir.models.stores import changes, record
+from mir.models.stores import changes, copy_model_history, record
 from mir.models.watching import RegistryWatcher, Subscription
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "change_row",
     "changes",
     "check_routes",
+    "copy_model_history",
     "entry_cells",
     "entry_fields",
     "entry_row",

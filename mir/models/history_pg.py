@@ -60,6 +60,24 @@ class PostgresModelHistory:
         with _explained(self.where), self._store().transaction() as con, con.cursor() as cur:
             cur.executemany(_INSERT, [change_values(change) for change in changes])
 
+    def copy_from(self, local: list[ModelChange], *, dry_run: bool) -> tuple[int, int]:
+        """``mir store migrate``: a host's local changes the fleet lacks (the same name,
+        version, stage, author and time), oldest first, in one transaction; returns
+        (copied, already there). ``dry_run``: count, write nothing."""
+        if not local:
+            return 0, 0
+        store = FleetStore.shared(self.url) if dry_run else self._store()  # dry: no tables
+        with _explained(self.where), store.connection() as con:
+            table = con.execute("SELECT to_regclass('model_changes')").fetchone()[0]
+            found = f"SELECT {_COLUMNS} FROM model_changes" if table else None
+            rows = con.execute(found).fetchall() if found else []
+            there = {_key(change_of(row)) for row in rows}
+            new = [change for change in local if _key(change) not in there]
+            if new and not dry_run:
+                with con.transaction(), con.cursor() as cur:
+                    cur.executemany(_INSERT, [change_values(change) for change in new])
+        return len(new), len(local) - len(new)
+
     def changes(self, name: str | None = None) -> list[ModelChange]:
         """Every recorded change (of one name), oldest first."""
         where, params = ("WHERE name = %s", (name,)) if name else ("", ())
@@ -132,3 +150,7 @@ def _explained(where: str) -> contextlib.AbstractContextManager[None]:
             hint="check the fleet store's mir.model_changes table; models.toml was not changed",
         )
     )
+
+
+def _key(change: ModelChange) -> tuple[object, ...]:
+    return (change.name, change.version, change.to_stage, change.by, change.at)

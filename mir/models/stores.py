@@ -14,6 +14,7 @@ from mir.storage import FleetStore, StoreSettings, quiet_pool_log
 
 if TYPE_CHECKING:
     from mir.models.history_pg import PostgresModelHistory
+    from mir.project import Project
 
 
 def model_log(root: Path) -> ModelHistory | PostgresModelHistory:
@@ -35,6 +36,19 @@ def record(root: Path, changes: list[ModelChange]) -> None:
 def changes(root: Path, name: str | None = None) -> list[ModelChange]:
     """Every recorded change (of one name), oldest first; no history means none."""
     return model_log(root).changes(name)
+
+
+def copy_model_history(project: Project, dry_run: bool) -> tuple[int, int]:
+    """``mir store migrate``: this host's ``.mir/models.duckdb`` changes into the fleet
+    store's history (each change once); (copied, already there). Local mode: nothing."""
+    store = FleetStore.configured(_settings(project.root))
+    if store is None:
+        return 0, 0
+    from mir.models.history_pg import PostgresModelHistory
+
+    quiet_pool_log()
+    local = ModelHistory(project.root).changes()
+    return PostgresModelHistory(store).copy_from(local, dry_run=dry_run)
 
 
 def _settings(root: Path) -> StoreSettings | None:

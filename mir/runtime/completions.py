@@ -1,13 +1,10 @@
-"""Completion callbacks: ``Agent.when_decided(flow_id, callback)`` calls back once a
-worker decided a submitted flow, instead of a thread blocked in ``Agent.result``.
+"""Completion callbacks: ``Agent.when_decided(flow_id, callback)``.
 
-One dispatcher thread per process and fleet store holds every callback registered. It
-is woken by the result listener's ``mir_decided`` notifications (``submissions.py``) and
-at least once a second (a notification missed while the connection was down costs a
-second, not the callback), reads the outcomes of every flow still awaited in one query,
-and calls each callback once, on the dispatcher's thread, with the flow's
-``DecisionRecord``. A callback that raises is logged and dropped (it never stops the
-others); one with a ``timeout`` that passes gets ``on_error(ResultTimeout)`` instead.
+One dispatcher thread per process and fleet store holds every callback; the result
+listener's ``mir_decided`` notifications wake it (and a 1 s tick, for one missed while
+the connection was down). It reads the outcomes of every awaited flow in one query and
+calls each callback once, on its thread, with the ``DecisionRecord``. A callback that
+raises is logged; past its ``timeout``, ``on_error(ResultTimeout)`` is called instead.
 """
 
 from __future__ import annotations

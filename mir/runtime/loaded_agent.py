@@ -159,10 +159,8 @@ class Agent:
         timeout: float | None = None,
         on_error: Callable[[BaseException], Any] | None = None,
     ) -> None:
-        """Call ``callback(record)`` once a worker decided the submitted flow (at once if
-        it already was), on mir's dispatcher thread: one thread per process wakes on the
-        fleet's notifications, not one per flow. Past ``timeout`` seconds without an
-        outcome, ``on_error(ResultTimeout)`` instead; a callback that raises is logged."""
+        """Call ``callback(record)`` once a worker decided the submitted flow, on mir's
+        one dispatcher thread (``completions.py``); past ``timeout``: ``on_error``."""
         self._submissions().when_decided(flow_id, callback, timeout=timeout, on_error=on_error)
 
     def _submissions(self) -> Submissions:

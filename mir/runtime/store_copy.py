@@ -83,6 +83,9 @@ class StoreMigration(BaseModel):
     published: list[str] = Field(
         default_factory=list, description="flows waiting for review, published to the fleet"
     )
+    histories: dict[str, TableCopy] = Field(
+        default_factory=dict, description="local histories copied (eval runs, model changes)"
+    )
 
     def lines(self) -> list[str]:
         verb = "would copy" if self.dry_run else "copied"
@@ -97,6 +100,8 @@ class StoreMigration(BaseModel):
                 shown = ", ".join(table.examples)
                 line += f", {table.conflicts} conflicting (the fleet's kept: {shown})"
             lines.append(line)
+        for name, table in self.histories.items():
+            lines.append(f"{name}: {verb} {table.copied}, already there {table.already}")
         if self.in_doubt or self.held:
             lines.append(
                 f"unsettled: {self.in_doubt} key(s) stay claimed (in doubt, never "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -170,9 +170,19 @@ def _lake_status(project: Project) -> dict[str, Any] | None:
         store.close()
 
 
-def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -> StoreMigration:
+# a capability's local history copier: (project, dry_run) -> (copied, already there)
+HistoryCopy = Callable[[Project, bool], tuple[int, int]]
+
+
+def migrate_store(
+    project: str | Path | None = None,
+    *,
+    dry_run: bool = False,
+    histories: Mapping[str, HistoryCopy] | None = None,
+) -> StoreMigration:
     """Copy the local ledger and agent states into the fleet store (see the module
-    docstring); ``dry_run``: count what would be copied, write nothing anywhere."""
+    docstring), then ``histories`` (name -> the eval or model history's copier, which
+    the caller passes); ``dry_run``: count, write nothing anywhere."""
     proj = find_project(Path(project) if project is not None else None)
     store = fleet(proj)
     if store is None:
@@ -203,6 +213,9 @@ def migrate_store(project: str | Path | None = None, *, dry_run: bool = False) -
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         write_atomic(local.path(MARKER), json.dumps(marker, indent=2) + "\n")
+    for name, copy in (histories or {}).items():
+        copied, already = copy(proj, dry_run)
+        report.histories[name] = TableCopy(copied=copied, already=already)
     from mir.runtime.fleet_reviews import publish_waiting
 
     report.published = publish_waiting(proj, dry_run=dry_run)

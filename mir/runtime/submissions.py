@@ -223,8 +223,7 @@ class Submissions:
         timeout: float | None = None,
         on_error: OnError | None = None,
     ) -> None:
-        """Call ``callback(record)`` once the flow is decided (``completions.py``); an
-        unknown flow id is refused here, as ``result`` refuses it."""
+        """``Agent.when_decided``; an unknown flow id is refused, as by ``result``."""
         found, queued = self.where_is(flow_id)
         if found is None and not queued:
             raise UsageError(

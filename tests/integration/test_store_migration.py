@@ -197,3 +197,60 @@ def test_an_older_executions_folder_is_copied_too(tmp_path: Path, pg_url, monkey
     ledger = _fleet(pg_url)[0]
     assert ledger.outcome("abc123") == {"ok": True} and ledger.claimed("def456")
     assert folder.is_dir()  # only read
+
+
+def test_the_local_eval_and_model_histories_are_copied_once(project, pg_url):
+    """`mir store migrate` also copies `.mir/evals.duckdb` and `.mir/models.duckdb`: the
+    same rows read back from Postgres as from the local files, a dry run writes nothing,
+    a second migration copies nothing again."""
+    from datetime import UTC, datetime, timedelta
+
+    from mir.evals import copy_eval_history
+    from mir.evals.baselines import baseline_of
+    from mir.evals.history import EvalHistory
+    from mir.evals.history_pg import PostgresEvalHistory
+    from mir.models import copy_model_history
+    from mir.models.history import ModelChange, ModelHistory
+    from mir.models.history_pg import PostgresModelHistory
+    from mir.storage import FleetStore
+    from tests.integration.test_eval_history import _report
+
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    local = EvalHistory.for_project(__import__("mir.project").project.find_project(project))
+    first = _report({"a": True, "b": False, "c": True})
+    second = _report({"a": False, "b": True, "c": True}, baseline=baseline_of(first.suites[0]))
+    ids = local.record(first, at=start) + local.record(
+        second, at=start + timedelta(hours=1), origin="promotion gate q@2"
+    )
+    changes = [
+        ModelChange(name="qwen", version=str(n), from_stage=None, to_stage="candidate",
+                    by="ana", at=start + timedelta(minutes=n), why=f"v{n}")
+        for n in range(3)
+    ]  # fmt: skip
+    ModelHistory(project).record(changes)
+    copies = {"eval runs": copy_eval_history, "model changes": copy_model_history}
+    dry = migrate_store(project, dry_run=True, histories=copies)
+    assert (dry.histories["eval runs"].copied, dry.histories["model changes"].copied) == (2, 3)
+    store = FleetStore.shared(pg_url)
+    with store.connection() as con:  # the dry run created no table
+        assert con.execute("SELECT to_regclass('eval_runs')").fetchone()[0] is None
+    report = migrate_store(project, histories=copies)
+    assert report.histories["eval runs"].model_dump(include={"copied", "already"}) == {
+        "copied": 2,
+        "already": 0,
+    }
+    assert report.histories["model changes"].copied == 3
+    assert any(line.startswith("eval runs: copied 2") for line in report.lines())
+    fleet_evals, fleet_models = PostgresEvalHistory(store), PostgresModelHistory(store)
+    assert [r.model_dump() for r in fleet_evals.rows("triage")] == [
+        r.model_dump() for r in local.rows("triage")
+    ]
+    for run_id in ids:
+        assert fleet_evals.case_rows(run_id) == local.case_rows(run_id)
+    assert fleet_models.changes() == ModelHistory(project).changes()
+    again = migrate_store(project, histories=copies)
+    assert {k: (v.copied, v.already) for k, v in again.histories.items()} == {
+        "eval runs": (0, 2),
+        "model changes": (0, 3),
+    }
+    assert len(fleet_models.changes()) == 3 and len(fleet_evals.rows("triage")) == 2
