@@ -15,7 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from mir.contracts import AgentContract, load_contract
-from mir.drift import rows, storage, tables
+from mir.drift import rows, tables
 from mir.drift.domain import (
     AgentDrift,
     DriftReport,
@@ -23,6 +23,7 @@ from mir.drift.domain import (
     MetricResult,
     Window,
 )
+from mir.drift.history_log import drift_log
 from mir.drift.metrics import MetricVerdicts
 from mir.drift.queries import DriftQueries, Selection
 from mir.drift.rubrics import RubricGrader, not_run
@@ -317,6 +318,7 @@ def measure(
             notes.append("no decisions yet")
         queries = DriftQueries(con, events)
         queries.lake_kept = lake_kept
+        log = drift_log(proj, con)
         queries.resumed = _resumed(known)
         grader = RubricGrader(con, events, proj) if options.rubrics else None
         if options.frozen_reference is None and chosen:  # one pass for every agent
@@ -326,9 +328,9 @@ def measure(
             agent = known.get(name)
             frozen = None
             if options.frozen_reference is not None:
-                frozen = storage.load_reference(con, name, options.frozen_reference)
+                frozen = log.load_reference(name, options.frozen_reference)
                 if frozen is None:
-                    saved = ", ".join(storage.reference_names(con, name)) or "none"
+                    saved = ", ".join(log.reference_names(name)) or "none"
                     raise UsageError(
                         f"no frozen reference {options.frozen_reference!r} for {name}",
                         hint=f"saved: {saved}; create one with `mir drift snapshot {name} "
@@ -354,9 +356,10 @@ def measure(
         if queries.damaged_rows:
             notes.append(_rows_note(con, writable))
         report = DriftReport(run_id=report_id, at=now, agents=results, notes=notes)
-        if store and writable and results:
-            storage.store_report(con, report, options.describe())
-            stored = True
-        elif store and not writable and results:
+        if store and (writable or log.shared) and results:
+            failed = log.store_report(report, options.describe())
+            stored = failed is None
+            notes += [failed] if failed else []
+        elif store and results:
             notes.append("the trace store is read-only: this run was not recorded")
     return report.model_copy(update={"stored": stored, "notes": notes})

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mir.drift import storage, tables
+from mir.drift import tables
 from mir.drift.domain import DriftReport, HistoryPoint, Window
+from mir.drift.history_log import drift_log
 from mir.drift.monitor import _known_agents, _project, _resolve, _trace_agents
 from mir.drift.queries import DriftQueries, Selection
 from mir.drift.suspensions import check
@@ -33,7 +34,8 @@ def snapshot(
         traces.analysis(write=True, tables=tables.TABLES) as (con, events, writable),
     ):
         [resolved] = _resolve([agent], sorted({*known, *_trace_agents(con, events)}))
-        if not writable:
+        log = drift_log(proj, con)
+        if not writable and not log.shared:
             raise UsageError("the trace store is read-only: a reference cannot be saved")
         queries = DriftQueries(con, events)
         if options.last is not None:
@@ -50,7 +52,7 @@ def snapshot(
                 f"no production decisions of {resolved} in that window: nothing to freeze",
                 hint="widen it (--window 30d) or wait for decisions",
             )
-        storage.save_reference(con, resolved, name, found.first, found.last, found.n, now)
+        log.save_reference(resolved, name, found.first, found.last, found.n, now)
     return Window(label=f"snapshot {name}", start=found.first, end=found.last, decisions=found.n)
 
 
@@ -61,9 +63,10 @@ def history(
     known = _known_agents(proj)
     with TraceStore.for_project(proj) as traces, traces.analysis(write=False) as (con, events, _):
         [resolved] = _resolve([agent], sorted({*known, *_trace_agents(con, events)}))
-        points = storage.history(con, resolved, metric, limit)
+        log = drift_log(proj, con)
+        points = log.history(resolved, metric, limit)
         if metric is not None and not points:
-            recorded = storage.metrics_recorded(con, resolved)
+            recorded = log.metrics_recorded(resolved)
             if recorded and metric not in recorded:
                 raise UsageError(
                     f"no metric {metric!r} recorded for {resolved}",

@@ -390,3 +390,28 @@ def test_a_secret_never_reaches_the_lakes_parquet_files(lake, tmp_path):
     for path in Path(lake.data_path).rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes()
+
+
+def test_drift_history_and_frozen_references_are_the_fleets(lake, tmp_path, monkeypatch):
+    """With a lake, a drift run or a snapshot on one host is in every host's history."""
+    from datetime import UTC, datetime
+
+    from mir.drift import WindowOptions, history, measure, snapshot
+
+    a, b = _desks(tmp_path, lake, monkeypatch)
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    options = WindowOptions(window="7d", reference="21d", now=now)
+    report = measure(a, options=options)
+    assert report.stored
+    points = history("refunds.triage", "action.js", project=b)
+    assert [p.at for p in points] == [now]  # host a's run, read on host b
+    frozen = snapshot("refunds.triage", "baseline", project=a, options=WindowOptions(now=now))
+    again = measure(b, options=WindowOptions(frozen_reference="baseline", now=now))
+    [agent] = [x for x in again.agents if x.agent == "refunds.triage"]
+    assert agent.reference.decisions == frozen.decisions > 0
+    assert len(history("refunds.triage", "action.js", project=a)) == 2  # and b's run too
+    import duckdb
+
+    con = duckdb.connect(str(a / ".mir" / "traces" / "traces.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM drift_metrics").fetchone()[0] == 0  # not here
+    con.close()
