@@ -47,17 +47,16 @@ def register(app: typer.Typer) -> None:
     @store.command("migrate")
     def migrate_command(
         dry_run: bool = typer.Option(False, "--dry-run", help="Count; write nothing."),
-        as_json: bool = JSON,
-        fmt: str | None = FORMAT,
-        project: str | None = PROJECT,
-    ) -> None:
-        """Copy the local ledger, agent states, eval and model histories into the fleet
-        store, once: rows already there are kept (conflicts counted); suspended wins."""
-        from mir.evals import copy_eval_history
-        from mir.models import copy_model_history
+        as_json: bool = JSON, fmt: str | None = FORMAT, project: str | None = PROJECT,
+    ) -> None:  # fmt: skip
+        """Copy the local ledger, agent states, eval, model (and, with a trace lake, drift)
+        histories into the fleet store, once: rows there are kept; suspended wins."""
+        from mir.drift import copy_drift_history as drift
+        from mir.evals import copy_eval_history as evals
+        from mir.models import copy_model_history as models
         from mir.runtime import migrate_store
 
-        copies = {"eval runs": copy_eval_history, "model changes": copy_model_history}
+        copies = {"eval runs": evals, "model changes": models, "drift records": drift}
         _show(migrate_store(project, dry_run=dry_run, histories=copies), fmt, as_json)
 
     app.add_typer(store, name="store")

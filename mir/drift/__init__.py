@@ -30,6 +30,7 @@ from mir.drift.formatting import (
     sparkline,
     verdict_words,
 )
+from mir.drift.history_log import copy_drift_history
 from mir.drift.html import html_page, write_html
 from mir.drift.monitor import measure
 from mir.drift.references import history, snapshot, watch
@@ -56,6 +57,7 @@ __all__ = [
     "agent_notes",
     "brief_lines",
     "check",
+    "copy_drift_history",
     "frozen_line",
     "history",
     "history_cells",

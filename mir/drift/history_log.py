@@ -158,3 +158,60 @@ def drift_log(project: Project, con: duckdb.DuckDBPyConnection) -> Any:
     if store is not None and lake_path(settings):
         return PostgresDriftLog(store)
     return LocalDriftLog(con)
+
+
+def copy_drift_history(project: Project, dry_run: bool) -> tuple[int, int]:
+    """``mir store migrate``, in a fleet with a trace lake: this host's recorded drift
+    runs (their metric rows) and frozen references the fleet lacks, each once; returns
+    (rows copied, rows already there). Without a lake they stay where they are."""
+    from mir.traces import TraceStore
+
+    settings = project.section("store", StoreSettings)
+    store = FleetStore.configured(settings)
+    if store is None or not lake_path(settings):
+        return 0, 0
+    with (
+        TraceStore.for_project(project, fleet_wide=False) as traces,
+        traces.analysis() as (con, _events, _writable),
+    ):
+        if not storage.has_tables(con):
+            return 0, 0
+        metrics = con.execute(f"SELECT {_NAMES} FROM drift_metrics").fetchall()
+        refs = con.execute(
+            'SELECT agent, name, first_flow_at, last_flow_at, flows, "at" FROM drift_references'
+        ).fetchall()
+    if not metrics and not refs:
+        return 0, 0
+    target = (
+        FleetStore.shared(store.url) if dry_run else ScopedStore(store, "drift", MIGRATIONS).get()
+    )
+    with target.connection() as pg, pg.transaction(force_rollback=dry_run):
+        there = pg.execute("SELECT to_regclass('drift_metrics')").fetchone()[0] is not None
+        runs = {row[0] for row in metrics}
+        known = (
+            {r[0] for r in pg.execute(
+                "SELECT DISTINCT run_id FROM drift_metrics WHERE run_id = ANY(%s)", (list(runs),)
+            ).fetchall()}
+            if there
+            else set()
+        )  # fmt: skip
+        names = (
+            {(r[0], r[1]) for r in pg.execute("SELECT agent, name FROM drift_references")}
+            if there
+            else set()
+        )
+        new_metrics = [row for row in metrics if row[0] not in known]
+        new_refs = [row for row in refs if (row[0], row[1]) not in names]
+        if not dry_run:
+            values = ", ".join(["%s"] * len(storage._COLUMNS))
+            with pg.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO drift_metrics ({_NAMES}) VALUES ({values})", new_metrics
+                )
+                cur.executemany(
+                    "INSERT INTO drift_references (agent, name, first_flow_at, last_flow_at, "
+                    'flows, "at") VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING',
+                    new_refs,
+                )
+    copied = len(new_metrics) + len(new_refs)
+    return copied, len(metrics) + len(refs) - copied

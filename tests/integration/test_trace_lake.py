@@ -415,3 +415,31 @@ def test_drift_history_and_frozen_references_are_the_fleets(lake, tmp_path, monk
     con = duckdb.connect(str(a / ".mir" / "traces" / "traces.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM drift_metrics").fetchone()[0] == 0  # not here
     con.close()
+
+
+def test_store_migrate_copies_a_hosts_local_drift_history_into_the_fleets(
+    lake, tmp_path, monkeypatch
+):
+    from datetime import UTC, datetime
+
+    from mir.drift import WindowOptions, copy_drift_history, history, measure, snapshot
+    from mir.runtime import migrate_store
+
+    a, b = _desks(tmp_path, lake, monkeypatch)
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    monkeypatch.delenv("MIR_STORE_DATA_PATH")  # before the lake: drift's history is local
+    assert measure(a, options=WindowOptions(now=now)).stored
+    snapshot("refunds.triage", "before", project=a, options=WindowOptions(now=now))
+    monkeypatch.setenv("MIR_STORE_DATA_PATH", lake.data_path)
+    assert history("refunds.triage", "action.js", project=b) == []
+    copies = {"drift records": copy_drift_history}
+    dry = migrate_store(a, dry_run=True, histories=copies)
+    assert dry.histories["drift records"].copied > 1
+    assert history("refunds.triage", "action.js", project=b) == []  # a dry run wrote nothing
+    done = migrate_store(a, histories=copies)
+    assert done.histories["drift records"].copied == dry.histories["drift records"].copied
+    assert len(history("refunds.triage", "action.js", project=b)) == 1
+    again = measure(b, options=WindowOptions(frozen_reference="before", now=now))
+    assert again.agents  # host a's frozen reference, used on host b
+    twice = migrate_store(a, histories=copies).histories["drift records"]
+    assert (twice.copied, twice.already) == (0, done.histories["drift records"].copied)
