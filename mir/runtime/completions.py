@@ -14,16 +14,33 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from mir.errors import MirUserError
 from mir.runtime.records import DecisionRecord
-
-if TYPE_CHECKING:
-    from mir.runtime.submissions import Submissions
 
 log = logging.getLogger("mir.completions")
 OnDecided = Callable[[DecisionRecord], Any]
 OnError = Callable[[BaseException], Any]
+
+
+class ResultTimeout(MirUserError):
+    """``Agent.result(flow_id, timeout=...)``: no outcome yet (the flow stays queued or
+    in a worker's hands; ask again later)."""
+
+    exit_code = 1
+
+
+class _Listener(Protocol):
+    def watch(self, flow_id: str, wake: threading.Event) -> object: ...
+    def unwatch(self, flow_id: str, wake: threading.Event) -> None: ...
+
+
+class Decided(Protocol):
+    """What the dispatcher needs of its queue (``Submissions`` is one)."""
+
+    def outcomes(self, flow_ids: list[str]) -> dict[str, dict[str, Any]]: ...
+    def listener(self) -> _Listener: ...
 
 
 @dataclass
@@ -36,7 +53,7 @@ class _Waiting:
 class Completions:
     """The callbacks of one ``Submissions`` (see the module docstring)."""
 
-    def __init__(self, queue: Submissions):
+    def __init__(self, queue: Decided):
         self.queue = queue
         self._waiting: dict[str, list[_Waiting]] = {}
         self._lock = threading.Lock()
@@ -85,8 +102,6 @@ class Completions:
                 self._settle(flow_id, outcomes.get(flow_id), now)
 
     def _settle(self, flow_id: str, found: dict[str, Any] | None, now: float) -> None:
-        from mir.runtime.submissions import ResultTimeout
-
         with self._lock:
             waiting = self._waiting.get(flow_id, [])
             if found is not None:

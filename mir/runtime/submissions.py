@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mir.errors import MirUserError, UsageError
-from mir.runtime.completions import Completions, OnDecided, OnError
+from mir.runtime.completions import Completions, OnDecided, OnError, ResultTimeout
 from mir.runtime.records import DecisionRecord
 from mir.storage import FleetStore, Migration, ScopedStore
 
@@ -41,13 +41,6 @@ MIGRATIONS = (
     ),
 )
 Redact = Callable[[Any], Any]
-
-
-class ResultTimeout(MirUserError):
-    """``Agent.result(flow_id, timeout=...)``: no outcome yet (the flow stays queued or
-    in a worker's hands; ask again later)."""
-
-    exit_code = 1
 
 
 def queue_name(agent: str) -> str:

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mir.storage import Migration
+from mir.storage import Migration, atomic_file
 from mir.traces.domain import TraceStoreError
 
 if TYPE_CHECKING:
@@ -229,10 +229,9 @@ def _as_postgres_scanner(source: Path, version: str) -> Path:
             if target.is_file() and target.stat().st_size == size:
                 return target
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, partial = tempfile.mkstemp(dir=target.parent, suffix=".partial")
-            os.close(fd)
-            shutil.copyfile(source, partial)
-            os.replace(partial, target)  # another process copying too: one whole file wins
+            # another process copying too: one whole file wins, never a torn one
+            with atomic_file(target, binary=True) as out, source.open("rb") as src:
+                shutil.copyfileobj(src, out)
             return target
         except OSError:
             continue
