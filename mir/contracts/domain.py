@@ -232,6 +232,15 @@ class Route(_Strict):
     n_ctx: int | None = Field(
         None, ge=256, description="llama: context window (default: [tool.mir.model] n_ctx)."
     )
+    threads: int | None = Field(
+        None, ge=1, description="llama: CPU threads (default: [tool.mir.model] n_threads)."
+    )
+    gpu_layers: int | None = Field(
+        None,
+        ge=-1,
+        description="llama: model layers offloaded to the GPU, -1 for all (default: "
+        "[tool.mir.model] gpu_layers: all on a GPU build of llama-cpp-python, else 0).",
+    )
     queue: int | None = Field(
         None,
         ge=0,

@@ -71,7 +71,8 @@ def provider_for(
         model,
         # None: no one set it; the default is then held within the model's trained context
         n_ctx=route.n_ctx or (settings.n_ctx if "n_ctx" in settings.model_fields_set else None),
-        n_threads=settings.n_threads,
+        n_threads=route.threads or settings.n_threads,
+        gpu_layers=route.gpu_layers if route.gpu_layers is not None else settings.gpu_layers,
         chat_format=settings.chat_format,
         root=root,
         logprobs=logprobs,

@@ -141,6 +141,12 @@ class ModelSettings(BaseModel):
     n_threads: int | None = Field(
         None, ge=1, description="llama: CPU threads (default: all cores, at most 8)."
     )
+    gpu_layers: int | None = Field(
+        None,
+        ge=-1,
+        description="llama: model layers offloaded to the GPU, -1 for all (default: all when "
+        "the installed llama-cpp-python was built with GPU support, else 0).",
+    )
     queue: int = Field(
         8,
         ge=0,

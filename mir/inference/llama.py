@@ -5,7 +5,8 @@ to a separate inference server costs more than the inference itself on small mod
 
 Models are expensive to load and llama.cpp contexts are not thread-safe, so every
 process keeps ONE ``ModelCache`` (``model_cache.py``): a model is loaded once per (file,
-context size, threads, chat format) and each loaded model carries its own scheduler.
+context size, threads, chat format, GPU layers) and each loaded model carries its own
+scheduler.
 
 Output is constrained by llama.cpp's JSON-schema grammar through
 ``response_format={"type": "json_object", "schema": ...}`` (measured: 5/5 valid
@@ -86,6 +87,7 @@ class LlamaProvider:
         *,
         n_ctx: int | None = DEFAULT_N_CTX,
         n_threads: int | None = None,
+        gpu_layers: int | None = None,
         chat_format: str | None = None,
         root: Path | None = None,
         cache: ModelCache | None = None,
@@ -103,6 +105,7 @@ class LlamaProvider:
         check_context(self.path, n_ctx)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
+        self.gpu_layers = gpu_layers  # None: every layer on a GPU build, else none
         self.chat_format = chat_format
         self.logprobs = logprobs
         self.queue = queue  # None: the scheduler's default (8)
@@ -117,6 +120,7 @@ class LlamaProvider:
             self.path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
+            gpu_layers=self.gpu_layers,
             chat_format=self.chat_format,
             logits_all=self.logprobs if logprobs is None else logprobs,
         )
@@ -142,6 +146,7 @@ class LlamaProvider:
             self.path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
+            gpu_layers=self.gpu_layers,
             chat_format=self.chat_format,
             logits_all=self.logprobs,
         )
@@ -177,6 +182,7 @@ class LlamaProvider:
             self.path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
+            gpu_layers=self.gpu_layers,
             chat_format=self.chat_format,
             logits_all=self.logprobs or request.logprobs,
         )

@@ -2,7 +2,9 @@
 
 Models are expensive to load and llama.cpp contexts are not thread-safe, so every
 process keeps ONE ``ModelCache``: a model is loaded once per (file, context size,
-threads, chat format, logits_all) and each loaded model carries its own ``Scheduler``.
+threads, chat format, logits_all, GPU layers) and each loaded model carries its own
+``Scheduler``. GPU layers left unset (None) mean every layer when the installed
+llama.cpp can offload to a GPU (CUDA, Metal, Vulkan...), else none (``gpu_offload``).
 A load whose file was checked against its sha256 (``checked``) reads the checked
 descriptor, never the path again (see ``checksums``). ``llama_cpp`` is imported only
 here, when a model is first loaded.
@@ -52,21 +54,40 @@ class LoadedModel:
     scheduler: Scheduler = field(default_factory=Scheduler)
     # Schemas (canonical JSON) whose grammar llama.cpp has already accepted.
     grammars: set[str] = field(default_factory=set)
+    gpu_layers: int = 0  # what llama.cpp was given (-1: every layer)
 
 
-def load_model(
-    path: Path, n_ctx: int, n_threads: int, chat_format: str | None, logits_all: bool = False
-) -> LoadedModel:
-    """Load a GGUF file with llama.cpp (seeded, quiet) and settle its chat format."""
+def gpu_offload() -> bool:
+    """Whether the installed llama.cpp build can put layers on a GPU (imports llama_cpp)."""
     require_llama_cpp()
     import llama_cpp
 
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def load_model(
+    path: Path,
+    n_ctx: int,
+    n_threads: int,
+    chat_format: str | None,
+    logits_all: bool = False,
+    *,
+    gpu_layers: int | None = None,
+) -> LoadedModel:
+    """Load a GGUF file with llama.cpp (seeded, quiet) and settle its chat format.
+    ``gpu_layers`` None: all layers on a GPU build, none on a CPU-only one."""
+    require_llama_cpp()
+    import llama_cpp
+
+    if gpu_layers is None:
+        gpu_layers = -1 if gpu_offload() else 0
     started = time.perf_counter()
     try:
         llama = llama_cpp.Llama(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_gpu_layers=gpu_layers,
             chat_format=chat_format,
             logits_all=logits_all,
             seed=0,
@@ -84,7 +105,13 @@ def load_model(
         # models are usually trained on) and say so in the traces via chat_format.
         llama.chat_format = FALLBACK_CHAT_FORMAT
     load_ms = (time.perf_counter() - started) * 1000
-    loaded = LoadedModel(llama=llama, path=path, chat_format=llama.chat_format, load_ms=load_ms)
+    loaded = LoadedModel(
+        llama=llama,
+        path=path,
+        chat_format=llama.chat_format,
+        load_ms=load_ms,
+        gpu_layers=gpu_layers,
+    )
     _close_at_exit(loaded)
     return loaded
 
@@ -127,9 +154,9 @@ class ModelCache:
 
     def __init__(self, loader: ModelLoader | None = None, budget_mb: float | None = None) -> None:
         # Insertion order is use order: get() moves a hit to the end (most recent).
-        self._models: OrderedDict[tuple[Path, int, int, str | None, bool], LoadedModel] = (
-            OrderedDict()
-        )
+        self._models: OrderedDict[
+            tuple[Path, int, int, str | None, bool, int | None], LoadedModel
+        ] = OrderedDict()
         self._lock = threading.Lock()
         self._loader = loader or load_model
         self.budget_mb = budget_mb
@@ -144,23 +171,26 @@ class ModelCache:
         n_threads: int,
         chat_format: str | None,
         logits_all: bool = False,
+        gpu_layers: int | None = None,
         checked: CheckedFile | None = None,
     ) -> LoadedModel:
         """``checked``: ``path`` verified through an open descriptor; a load reads that
         descriptor's inode (``checked.load_path``), never the path again, and is refused
         when the file was written while it loaded."""
-        key = (path, n_ctx, n_threads, chat_format, logits_all)
+        key = (path, n_ctx, n_threads, chat_format, logits_all, gpu_layers)
         # Held while loading too: two threads asking for the same model must not both
         # spend a second and hundreds of MB loading it.
         with self._lock:
             if key not in self._models:
                 self._make_room(size_mb(path))
-                # Only a logprobs load passes the flag: loaders written for the plain
-                # four arguments (tests' fakes) keep working.
+                # Only a logprobs load passes the flag, and only a chosen GPU layer
+                # count its own: loaders written for the plain four arguments (tests'
+                # fakes) keep working.
                 extra = (True,) if logits_all else ()
+                gpu = {} if gpu_layers is None else {"gpu_layers": gpu_layers}
                 source = path if checked is None else checked.load_path
                 try:
-                    model = self._loader(source, n_ctx, n_threads, chat_format, *extra)
+                    model = self._loader(source, n_ctx, n_threads, chat_format, *extra, **gpu)
                 except ConfigError as exc:  # name the file, not the descriptor
                     exc.message = exc.message.replace(str(source), str(path))
                     exc.where = exc.where and exc.where.replace(str(source), str(path))
@@ -183,10 +213,11 @@ class ModelCache:
         n_threads: int,
         chat_format: str | None,
         logits_all: bool = False,
+        gpu_layers: int | None = None,
     ) -> LoadedModel | None:
         """The model if it is loaded, never loading it nor waiting for a load (a dict
         read is atomic under the GIL, so no lock)."""
-        return self._models.get((path, n_ctx, n_threads, chat_format, logits_all))
+        return self._models.get((path, n_ctx, n_threads, chat_format, logits_all, gpu_layers))
 
     def loaded_mb(self) -> float:
         with self._lock:
