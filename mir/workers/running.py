@@ -5,6 +5,11 @@ worker in its own event loop, next to a sweep that retries the jobs of workers w
 heartbeat stopped (``[tool.mir.workers] stalled_s``): procrastinate never does that by
 itself (``bench/queues.md``). SIGINT / SIGTERM stop taking flows; the flow in hand
 finishes first (a second signal stops at once, like a kill: a retry settles it).
+
+Signals are mir's, never procrastinate's or asyncio's: they stay blocked from before the
+processes fork until the worker's own loop handler is in place, so a Ctrl-C while a
+process starts waits for it (a KeyboardInterrupt raised at a random point of the start
+left locks held and tasks uncancellable: such a worker never exited).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from mir.project import find_project
 from mir.runtime import TASK, load_agent, queue_name, start_method, submissions_of
 from mir.workers.deciding import JobDecider
 from mir.workers.settings import WorkerSettings
+
+STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,9 @@ def plan_workers(
         names.append(agent.name)
         agent.close()
     queue.ensure_schema()  # the store is reachable and the queue's tables exist
+    store = queue.store
+    queue.close()
+    store.close()  # no pool thread is alive when the workers fork
     queues = tuple(queue_name(n) for n in names) if names else None
     plan = WorkerPlan(str(proj.root), queues, settings, provider, responses)
     return plan, names, queue.where
@@ -81,8 +91,12 @@ def serve_workers(
         agents, project=project, provider=provider, responses=responses
     )
     what = ", ".join(names) or "every agent"
-    say(f"mir worker: watching {where} for {what} ({jobs} process(es); Ctrl-C stops)")
-    return run_workers(plan, jobs)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # from "watching" on: a stop waits
+    try:  # for the workers' handlers (a test presses Ctrl-C as soon as it reads the line)
+        say(f"mir worker: watching {where} for {what} ({jobs} process(es); Ctrl-C stops)")
+        return run_workers(plan, jobs)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] = print) -> int:
@@ -93,8 +107,6 @@ def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] =
         return work(plan, report)
     ctx = multiprocessing.get_context(start_method())
     children = [ctx.Process(target=_child, args=(plan,), daemon=False) for _ in range(jobs)]
-    for child in children:
-        child.start()
 
     def forward(signum: int, frame: object) -> None:
         for child in children:
@@ -102,30 +114,43 @@ def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] =
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(child.pid, signum)
 
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # the children start blocked
+    previous = {s: signal.getsignal(s) for s in STOPS}
     try:
+        for child in children:
+            child.start()
+        for sig in STOPS:
+            signal.signal(sig, forward)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # one that came meanwhile: forwarded
         for child in children:
             child.join()
     finally:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return max((child.exitcode or 0) for child in children)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    codes = [child.exitcode or 0 for child in children]
+    return max(128 - code if code < 0 else code for code in codes)  # -9: killed: 137
 
 
 def _child(plan: WorkerPlan) -> None:
     """A worker process of ``-j N``: in a process group of its own, so a signal to the
     parent's group (Ctrl-C) reaches it once, forwarded by the parent (a second one
-    would stop it at once)."""
+    would stop it at once). One that reached it before it left the group is pending
+    (blocked since the fork): it stops before it starts, no flow in hand."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # so already when forked, not spawned
     os.setpgrp()
+    if STOPS & signal.sigpending():
+        raise SystemExit(0)
     raise SystemExit(work(plan))
 
 
 def work(plan: WorkerPlan, report: Callable[[str], None] | None = None) -> int:
-    """One worker process: procrastinate's worker and the stalled-job sweep. A signal
-    while it starts (before procrastinate's own handlers) stops it quietly: no flow was
-    in hand."""
+    """One worker process: procrastinate's worker and the stalled-job sweep. SIGINT and
+    SIGTERM are blocked while it starts; one that comes meanwhile stops it as soon as its
+    loop handler is in place (no flow was in hand)."""
     say = report or _stdout
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     decider = queue = None
     try:
         queue = submissions_of(find_project(Path(plan.project)))
@@ -136,19 +161,13 @@ def work(plan: WorkerPlan, report: Callable[[str], None] | None = None) -> int:
         app = queue.new_app()
         app.task(name=TASK, pass_context=True)(decider)
         asyncio.run(_serve(app, plan))
-    except KeyboardInterrupt:
-        pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if decider is not None:
             decider.close()
         if queue is not None:
             queue.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return 0
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _stdout(line: str) -> None:
@@ -157,10 +176,10 @@ def _stdout(line: str) -> None:
 
 async def _serve(app: object, plan: WorkerPlan) -> None:
     settings = plan.settings
+    loop = asyncio.get_running_loop()
     async with app.open_async():  # type: ignore[attr-defined]
-        sweeping = asyncio.create_task(_sweep(app, settings))
-        try:
-            await app.run_worker_async(  # type: ignore[attr-defined]
+        worker = asyncio.create_task(
+            app.run_worker_async(  # type: ignore[attr-defined]
                 queues=list(plan.queues) if plan.queues else None,
                 name=f"mir-{os.getpid()}",
                 concurrency=1,
@@ -168,9 +187,33 @@ async def _serve(app: object, plan: WorkerPlan) -> None:
                 update_heartbeat_interval=settings.heartbeat_s,
                 stalled_worker_timeout=settings.stalled_s,
                 delete_jobs="always",  # the input leaves the queue once decided
-                install_signal_handlers=True,
+                install_signal_handlers=False,  # mir's own, below
             )
+        )
+        sweeping = asyncio.create_task(_sweep(app, settings))
+        stops = 0
+
+        def stop() -> None:
+            nonlocal stops
+            stops += 1
+            if stops == 1:
+                worker.cancel()  # procrastinate stops fetching; the flow in hand finishes
+                return
+            print("mir worker: stopped at once; a retry decides the flow in hand", file=sys.stderr)
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(130)  # like a kill: the ledger's fencing keeps its action from running twice
+
+        for sig in STOPS:
+            loop.add_signal_handler(sig, stop)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # one pending: stop() now
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
         finally:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+            for sig in STOPS:
+                loop.remove_signal_handler(sig)
             sweeping.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeping
