@@ -87,7 +87,10 @@ def test_review_three_flows_in_chromium(browser, tmp_path: Path) -> None:
         page.fill("input[name=password]", PASSWORDS["ana"])
         page.click("button[type=submit]")
         assert page.url == f"{url}/", (page.content(), problems)
-        assert page.locator("tr.flow").count() == 4 and page.text_content("#total") == "4"
+        # Failed once on a CI machine with 0 rows and never here: say what the page and the
+        # server said, so the next failure explains itself.
+        shown = (page.locator("tr.flow").count(), page.text_content("#total"))
+        assert shown == (4, "4"), (shown, page.inner_text("body")[:3000], _served_log(root))
         why = page.text_content(f'tr[data-flow="{reject_me}"] td.reasons')
         assert "review_rule:expensive_refund" in why and "low_confidence" in why
         assert (
@@ -162,3 +165,8 @@ def test_review_three_flows_in_chromium(browser, tmp_path: Path) -> None:
         [str(MIR_EXE), "traces", "verify"], cwd=root, capture_output=True, text=True, timeout=120
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _served_log(root: Path) -> str:
+    """The tail of every ``mir review serve`` log next to ``root`` (see ``served``)."""
+    return "\n".join(log.read_text()[-2000:] for log in sorted(root.parent.glob("inbox-*.log")))
