@@ -247,6 +247,13 @@ class Route(_Strict):
         description="Calls that may wait for this route's model before it sheds (default: "
         "[tool.mir.model] queue); set by the registry entry's queue, or by hand.",
     )
+    pii: Literal["mask", "block", "allow"] | None = Field(
+        None,
+        description="Personal data (emails, phone, card and IBAN numbers, cued names) in the "
+        "prompt: 'mask' sends placeholders and restores them in the answer, 'block' never "
+        "sends it (pii_blocked), 'allow' sends it as is (default: mask on a litellm route, "
+        "allow on a local one).",
+    )
     responses: str | None = Field(
         None,
         description="JSONL file of recorded raw outputs, replayed in order: the source of a "

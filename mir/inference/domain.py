@@ -72,6 +72,9 @@ class ModelResponse(BaseModel):
     logprobs: list[TokenLogprob] | None = None
     # Replayed from the response cache (``load_agent(response_cache=...)``): no model ran.
     cached: bool = False
+    # Personal data masked out of the prompt before it left (``mir.privacy``): kinds and
+    # counts of values, and how many placeholders the answer had put back; never values.
+    pii: dict[str, Any] | None = None
 
 
 def chat_logprobs(data: Any) -> list[TokenLogprob] | None:

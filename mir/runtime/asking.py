@@ -22,6 +22,7 @@ from mir.inference import (
     ShedError,
 )
 from mir.models import RegistryError, Resolved
+from mir.privacy import PiiBlocked
 from mir.runtime.confidence import with_logprob_confidence
 from mir.runtime.execution import FlowState, Tail
 from mir.runtime.integrity import Circumstances, Verdict
@@ -147,6 +148,7 @@ class RouteAsker:
                     "raw_chars": len(response.text),
                     "finish_reason": response.finish_reason,
                     **({"cached": True} if response.cached else {}),
+                    **({"pii": response.pii} if response.pii else {}),
                 },
             )
             verdict = self.parts.integrity.check_output(
@@ -191,6 +193,8 @@ class RouteAsker:
             code = ReasonCode.SHED
         elif isinstance(error, ModelIntegrityError):  # the file is not the registry's
             code = ReasonCode.MODEL_INTEGRITY
+        elif isinstance(error, PiiBlocked):
+            code = ReasonCode.PII_BLOCKED
         else:
             code = ReasonCode.PROVIDER_ERROR
         _prompted(tail.state, prompt.hash)

@@ -18,6 +18,7 @@ from mir.inference import (
     provider_for,
     with_cache,
 )
+from mir.privacy import PiiSettings, guard_pii
 from mir.project import Project
 from mir.runtime.ports import AgentParts
 from mir.traces import FlowSource
@@ -40,6 +41,7 @@ class _Providers:
         self._cache: dict[int, ModelProvider] = {}
         self._shared: ModelProvider | None = None
         self._settings = self.project.section("model", ModelSettings)
+        self._privacy = self.project.section("privacy", PiiSettings)
         if self._settings.memory_budget_mb is not None:
             # The cache is per process: the last project loaded sets its budget.
             MODEL_CACHE.budget_mb = self._settings.memory_budget_mb
@@ -62,7 +64,9 @@ class _Providers:
                 root=self.project.root,
                 logprobs=self.logprobs,
             )
-            self._cache[id(route)] = with_cache(provider, self.answers)
+            self._cache[id(route)] = guard_pii(
+                with_cache(provider, self.answers), route, self._privacy
+            )
         return self._cache[id(route)]
 
 

@@ -57,6 +57,7 @@ class ReasonCode(StrEnum):
     SHED = "shed"
     # a model file whose sha256 is not the registry's (refused before load)
     MODEL_INTEGRITY = "model_integrity"
+    PII_BLOCKED = "pii_blocked"
     # the fleet store (Postgres) could not be reached: failed closed, nothing executed
     STORE_UNAVAILABLE = "store_unavailable"
     # the process deciding it was killed before the flow reached an outcome, and before

@@ -99,6 +99,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.evals import EvalReport
     from mir.inference import ModelSettings
     from mir.models import ModelEntry
+    from mir.privacy import PiiSettings
     from mir.releases import CanaryCheck, CanarySettings, ModelComparison
     from mir.storage import StoreSettings
     from mir.traces import TraceSettings
@@ -113,6 +114,7 @@ def all_schemas() -> dict[str, dict]:
         "models": CanarySettings,
         "store": StoreSettings,
         "workers": WorkerSettings,
+        "privacy": PiiSettings,
     }
     return {
         **json_schemas(),
