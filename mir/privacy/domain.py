@@ -18,7 +18,7 @@ PiiPolicy = Literal["mask", "block", "allow"]
 # Recognized kinds, in the order an overlap is settled (an IBAN's digits are no phone).
 KINDS = ("email", "iban", "card", "phone", "person")
 
-_PLACEHOLDER = re.compile(r"<(EMAIL|IBAN|CARD|PHONE|PERSON)_(\d+)>")
+_PLACEHOLDER = re.compile(rf"<(?:{'|'.join(k.upper() for k in KINDS)})_\d+>")
 
 
 class PiiSettings(BaseModel):
