@@ -87,3 +87,17 @@ def test_the_same_value_gets_the_same_placeholder():
     masking = Masking(taken=text)
     assert masking.mask(text, find_pii(text)) == "<EMAIL_1>, again <EMAIL_1>, and <EMAIL_2>"
     assert masking.counts() == {"email": 2}
+
+
+def test_huge_and_hostile_text_is_scanned_and_restored_whole():
+    # 512 Ki characters (the runtime's bound on a caller's text) of digit groups and
+    # near-emails: nothing is found, and the scan ends (pytest-timeout would say if not).
+    soup = " ".join("1" for _ in range(1000)) + " a@b " + "-".join("12" * 3 for _ in range(99))
+    text = (soup * (512 * 1024 // len(soup) + 1))[: 512 * 1024]
+    assert [kind for kind, _ in _found(text)] == []
+    # An answer that repeats one placeholder 100,000 times, among unknown ones.
+    masking = Masking(taken="x")
+    token = masking.placeholder("email", "jane@example.com")
+    restored, n = masking.restore((token + " <EMAIL_99> ") * 100_000)
+    assert n == 100_000 and restored.count("jane@example.com") == 100_000
+    assert restored.count("<EMAIL_99>") == 100_000
