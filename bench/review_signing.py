@@ -14,7 +14,7 @@ and compacted), in copies of examples/support_desk:
 Times (best of ``repeat``) ``mir traces verify --full`` and a plain ``mir traces verify``
 after it (the CLI, start included: what was checked before is not checked again) on
 each store, and in process the chain check alone (``verify_traces``: today's verify)
-and the review audit alone (``mir.runtime.audit_reviews``, full). Exits 1 when the
+and the review audit alone (``mir.audit.audit_reviews``, full). Exits 1 when the
 signed store's plain verify takes more than 2 s beyond the unsigned one's (the target);
 the ``--full`` difference is reported (one Ed25519 verification per approval).
 """
@@ -31,9 +31,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from mir.audit import audit_reviews
 from mir.project import load_project_at
 from mir.reviewers import Reviewer, add_reviewer, generate_key, sign_review
-from mir.runtime import audit_reviews
 from mir.traces import TraceEvent, TraceStore, verify_traces
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "support_desk"

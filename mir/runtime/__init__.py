@@ -18,6 +18,7 @@ from mir.runtime.records import RETRYABLE, DecisionRecord, ReasonCode
 
 if TYPE_CHECKING:
     from mir.runtime.api import approve, load_agent, reject, review_flow, run_agent
+    from mir.runtime.approvals import Rule, effective, recorded_approvals, rule_for, rule_from
     from mir.runtime.arguments import parse_json_object, read_json_object
     from mir.runtime.expiry import Expiry, expire_flows
     from mir.runtime.fleet_reviews import (
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from mir.runtime.ports import FlowAlreadyDecided
     from mir.runtime.preview import preview_prompt, prompt_json
     from mir.runtime.processes import Stop, first_interrupt_stops, start_method
-    from mir.runtime.review_audit import audit_reviews
     from mir.runtime.store_copy import StoreMigration, StoreStatus
     from mir.runtime.store_migration import migrate_store, store_status
     from mir.runtime.submissions import (
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
         queue_name,
         submissions_of,
     )
-    from mir.runtime.trace_audit import Verification, verify_project
 
 # Deciding pulls in prompts, providers, the scheduler and the integrity check (~0.1 s of
 # imports): loaded on first use, so listing or suspending agents (`mir agents`, `mir
@@ -60,6 +59,7 @@ _FLEET = frozenset(
 )
 _STORE = frozenset({"StoreMigration", "StoreStatus", "migrate_store", "store_status"})
 _QUEUE = frozenset({"TASK", "ResultTimeout", "Submissions", "queue_name", "submissions_of"})
+_APPROVALS = frozenset({"Rule", "effective", "recorded_approvals", "rule_for", "rule_from"})
 _API = frozenset({"Agent", "approve", "load_agent", "reject", "review_flow", "run_agent"})
 
 
@@ -68,14 +68,10 @@ def __getattr__(name: str) -> Any:
         from mir.runtime import preview
 
         return getattr(preview, name)
-    if name == "audit_reviews":
-        from mir.runtime import review_audit
+    if name in _APPROVALS:
+        from mir.runtime import approvals
 
-        return review_audit.audit_reviews
-    if name in ("Verification", "verify_project"):
-        from mir.runtime import trace_audit
-
-        return getattr(trace_audit, name)
+        return getattr(approvals, name)
     if name in ("Expiry", "expire_flows"):
         from mir.runtime import expiry
 
@@ -126,18 +122,18 @@ __all__ = [
     "PublishedFlow",
     "ReasonCode",
     "ResultTimeout",
+    "Rule",
     "Stop",
     "StoreMigration",
     "StoreStatus",
     "Submissions",
-    "Verification",
     "agent_cells",
     "agent_columns",
     "answer_parts",
     "approve",
-    "audit_reviews",
     "broken_line",
     "close_interrupted",
+    "effective",
     "expire_flows",
     "expire_in_fleet",
     "first_interrupt_stops",
@@ -156,9 +152,12 @@ __all__ = [
     "read_json_object",
     "record_json",
     "record_rows",
+    "recorded_approvals",
     "reject",
     "resume_agent",
     "review_flow",
+    "rule_for",
+    "rule_from",
     "run_agent",
     "short_time",
     "start_method",
@@ -166,5 +165,4 @@ __all__ = [
     "submissions_of",
     "suspend_agent",
     "unchanged_line",
-    "verify_project",
 ]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mir.audit import review_audit
 from mir.project import load_project_at
-from mir.runtime import review_audit
 from mir.traces import TraceStore
 from tests.functional.test_review_identity import approve, declare, edit_review, pending, require
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mir.runtime.review_audit import ReviewAudit, audit_reviews
+from mir.audit.review_audit import ReviewAudit, audit_reviews
 from mir.traces import IntegrityReport
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mir.audit.review_cache import ReviewCache
 from mir.contracts import Approvals, RecordedContracts
 from mir.project import Project
 from mir.reviewers import (
@@ -35,8 +36,7 @@ from mir.reviewers import (
     verify_many,
     worth_workers,
 )
-from mir.runtime.approvals import Rule, effective, recorded_approvals, rule_for, rule_from
-from mir.runtime.review_cache import ReviewCache
+from mir.runtime import Rule, effective, recorded_approvals, rule_for, rule_from
 
 
 @dataclass(frozen=True)
