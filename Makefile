@@ -14,7 +14,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # litellm must never fetch its cost map at run time (no network): use the bundled copy.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: install demo test test-duckdb2 lint format bench clean browser docs
+.PHONY: install demo test test-duckdb2 lint format bench clean browser docs phoenix
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,14 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update -qq && apt-get install -y chromium; }; \
 	  else echo "chromium is missing: run 'sudo apt-get install -y chromium' (the HTML report test skips without it)"; fi; }
 
-test: install browser
+# Arize Phoenix, the OTLP backend the live-export test sends spans to, in an env of its
+# own (its ~100 dependencies would clash with mir's; ~50 s to install, once).
+PHOENIX := $(VENV)/phoenix
+phoenix: | $(BIN)/python
+	test -x $(PHOENIX)/bin/phoenix || { $(PYTHON) -m venv $(PHOENIX) && \
+	  $(PHOENIX)/bin/pip install --quiet "arize-phoenix==20.26.1"; }
+
+test: install browser phoenix
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mir schema --check schemas

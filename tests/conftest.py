@@ -36,6 +36,9 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["MIR_LLAMA_THREADS"] = "1"
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY"):
     os.environ.pop(_key, None)
+# a developer's own collector never receives test spans: only a test's [tool.mir.otel]
+for _key in [k for k in os.environ if k.startswith("OTEL_EXPORTER_OTLP")]:
+    os.environ.pop(_key, None)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -70,6 +70,9 @@ def register(app: typer.Typer) -> None:
             min=1,
             help="The model must answer within this many ms, or the rules decide (shed).",
         ),
+        traceparent: str | None = typer.Option(
+            None, "--traceparent", help="W3C trace context: the flow's spans join that trace."
+        ),
         show_prompt: bool = typer.Option(
             False,
             "--show-prompt",
@@ -120,7 +123,8 @@ def register(app: typer.Typer) -> None:
             from mir.cli.batch import run_batch_command
 
             given = {"--input": input, "--show-prompt": show_prompt or None,
-                     "--priority": priority, "--deadline-ms": deadline_ms}  # fmt: skip
+                     "--priority": priority, "--deadline-ms": deadline_ms,
+                     "--traceparent": traceparent}  # fmt: skip
             if refused := [name for name, value in given.items() if value is not None]:
                 raise UsageError(f"{refused[0]} decides one input: not with --batch")
             return run_batch_command(
@@ -145,7 +149,7 @@ def register(app: typer.Typer) -> None:
             record = run_agent(
                 ref, input=input, context=context, provider=provider, responses=responses,
                 role=role, project=project, progress=progress, priority=priority,
-                deadline_ms=deadline_ms, requested_by=requested_by,
+                deadline_ms=deadline_ms, requested_by=requested_by, traceparent=traceparent,
             )  # fmt: skip
         render_record(record, as_json)
 

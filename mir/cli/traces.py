@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
         removed, reordered or added lines, deleted segments and a deleted database. Then
         check every review's signature against reviewers.toml: unsigned (where the action
         requires signatures), forged, wrong-key and unknown-reviewer approvals."""
-        from mir.runtime import verify_project
+        from mir.audit import verify_project
 
         verified = verify_project(project, full=full, warn=note)
         for line in verified.lines:
@@ -166,10 +166,15 @@ def render_flows(flows: list[FlowSummary]) -> None:
 def render_flow(events: list[TraceEvent]) -> None:
     from rich.text import Text
 
-    from mir.traces import EVENT_COLUMNS, event_cells, event_details, flow_review_lines
+    from mir.traces import (
+        EVENT_COLUMNS,
+        event_cells,
+        event_details,
+        flow_heading,
+        flow_review_lines,
+    )
 
-    first = events[0]
-    console().print(Text(f"flow {first.flow_id}  agent {first.agent}"))
+    console().print(Text(flow_heading(events)))
     numbers = ("tokens", "cost", "ms")
     print_rows(
         (*EVENT_COLUMNS, *numbers), map(event_cells, events), wrap=("reasons",), right=numbers

@@ -51,6 +51,10 @@ class MirSettings(BaseModel):
     workers: dict[str, Any] = Field(
         default_factory=dict, description="[tool.mir.workers]: heartbeats of `mir worker`."
     )
+    otel: dict[str, Any] = Field(
+        default_factory=dict,
+        description="[tool.mir.otel]: live OpenTelemetry export of every flow's spans.",
+    )
     privacy: dict[str, Any] = Field(
         default_factory=dict,
         description="[tool.mir.privacy]: how personal data is recognized before a prompt leaves.",

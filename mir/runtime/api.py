@@ -36,7 +36,7 @@ from mir.runtime.resuming import corrections, resume
 from mir.runtime.review_alerts import pending_announcer
 from mir.runtime.stores import project_ledger, project_states
 from mir.runtime.submissions import submissions_of
-from mir.traces import TraceStore
+from mir.traces import TraceStore, parse_traceparent
 
 PROVIDERS = ("llama", "litellm", "scripted", "rules")
 Mode = Literal["production", "eval"]
@@ -207,6 +207,7 @@ def run_agent(
     priority: int | None = None,
     deadline_ms: int | None = None,
     requested_by: str | None = None,
+    traceparent: str | None = None,
 ) -> DecisionRecord:
     """``mir run agent``: JSON arguments (inline, ``@FILE`` or ``-``) in, one record out.
 
@@ -215,6 +216,11 @@ def run_agent(
     """
     data = read_json_object(input, "--input")
     state = read_json_object(context, "--context") if context is not None else None
+    if traceparent is not None and parse_traceparent(traceparent) is None:
+        raise UsageError(
+            f"--traceparent: {traceparent!r} is not a W3C traceparent",
+            hint="00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lowercase",
+        )
     with load_agent(
         ref, project=project, provider=provider, responses=responses, progress=progress
     ) as agent:
@@ -225,6 +231,7 @@ def run_agent(
             priority=priority,
             deadline_ms=deadline_ms,
             requested_by=requested_by,
+            traceparent=traceparent,
         )
 
 

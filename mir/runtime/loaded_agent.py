@@ -27,7 +27,7 @@ from mir.runtime.records import DecisionRecord
 from mir.runtime.review_alerts import announce_safely
 from mir.runtime.shadow import ShadowWorker
 from mir.runtime.submissions import Submissions, new_flow_id
-from mir.traces import TraceEvent
+from mir.traces import TraceEvent, caller_trace
 
 FLOW_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 RETRY_ID = re.compile(r"-r[0-9]+$")  # what a worker's retry appends (mir.workers.attempt_id)
@@ -63,6 +63,11 @@ class Agent:
     def contract(self) -> AgentContract:
         return self.parts.contract
 
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of this agent's input (None: the contract declares none)."""
+        return self.parts.input_schema
+
     def decide(
         self,
         input: Mapping[str, Any],
@@ -74,6 +79,7 @@ class Agent:
         requested_by: str | None = None,
         flow_id: str | None = None,
         known_new: bool = False,
+        traceparent: str | None = None,
     ) -> DecisionRecord:
         """``priority`` / ``deadline_ms`` override the contract's ``serving`` defaults for
         this call: a model call that cannot meet the deadline is shed to the next route or
@@ -84,7 +90,9 @@ class Agent:
         traces already hold is refused (a lookup in the traces, ~0.1 s on a large store:
         ``known_new`` skips it for a caller that made the id new itself, as the batch
         does from a random batch id), and no other process may decide with it at the
-        same time (the caller's lock sees to that, as the batch's does)."""
+        same time (the caller's lock sees to that, as the batch's does). ``traceparent``
+        (W3C; default: the current OpenTelemetry span, if any) makes the flow's spans
+        children of the caller's."""
         if flow_id is not None:
             self._check_new(flow_id, look=not known_new)
         requested_by = requested_by or requester()
@@ -94,10 +102,11 @@ class Agent:
             "requested_by": requested_by,
             "flow_id": flow_id,
         }
-        if self.shadow is None:
-            record = self._flow.decide(input, context, role=role, **how)
-        else:
-            record = self.shadow.decide(self._flow, input, context, role, **how)
+        with caller_trace(traceparent):
+            if self.shadow is None:
+                record = self._flow.decide(input, context, role=role, **how)
+            else:
+                record = self.shadow.decide(self._flow, input, context, role, **how)
         announce_safely(self.deps.on_pending, record)  # a flow that starts waiting
         return record
 

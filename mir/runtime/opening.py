@@ -20,6 +20,7 @@ from mir.runtime.recorder import FlowRecorder
 from mir.runtime.records import DecisionRecord, Problem, ReasonCode, Verdict
 from mir.runtime.shapes import shape_problem, stored_form
 from mir.runtime.snapshot import ContextSnapshot, thaw
+from mir.traces import caller_trace_data
 
 
 def open_flow(
@@ -165,6 +166,7 @@ def _snapshot(
             "role": tail.state.role,
             "requested_by": tail.state.requested_by,
             "created_at": created_at.isoformat(),
+            **caller_trace_data(),
         },
     )
 

@@ -102,7 +102,7 @@ def all_schemas() -> dict[str, dict]:
     from mir.privacy import PiiSettings
     from mir.releases import CanaryCheck, CanarySettings, ModelComparison
     from mir.storage import StoreSettings
-    from mir.traces import TraceSettings
+    from mir.traces import OtelSettings, TraceSettings
     from mir.workers import WorkerSettings
 
     sections = {
@@ -115,6 +115,7 @@ def all_schemas() -> dict[str, dict]:
         "store": StoreSettings,
         "workers": WorkerSettings,
         "privacy": PiiSettings,
+        "otel": OtelSettings,
     }
     return {
         **json_schemas(),

@@ -11,6 +11,7 @@ from mir.traces.domain import (
     FlowStatus,
     FlowSummary,
     IntegrityReport,
+    OtelSettings,
     Step,
     TamperedTraceError,
     TraceEvent,
@@ -18,6 +19,7 @@ from mir.traces.domain import (
     TraceStoreError,
 )
 from mir.traces.exporters import export_traces
+from mir.traces.observers import Observer, watch
 from mir.traces.queries import (
     chosen_sources,
     compact_traces,
@@ -29,6 +31,7 @@ from mir.traces.queries import (
 )
 from mir.traces.redaction import REDACTED, Redactor, secret_env_values
 from mir.traces.sources import FlowFilter, production_finals
+from mir.traces.spans import TraceContext, caller_trace, caller_trace_data, parse_traceparent
 from mir.traces.store import TraceStore
 from mir.traces.wording import (
     EVENT_COLUMNS,
@@ -37,6 +40,7 @@ from mir.traces.wording import (
     event_cells,
     event_details,
     flow_cells,
+    flow_heading,
     flow_review_lines,
 )
 
@@ -54,13 +58,18 @@ __all__ = [
     "FlowStatus",
     "FlowSummary",
     "IntegrityReport",
+    "Observer",
+    "OtelSettings",
     "Redactor",
     "Step",
     "TamperedTraceError",
+    "TraceContext",
     "TraceEvent",
     "TraceSettings",
     "TraceStore",
     "TraceStoreError",
+    "caller_trace",
+    "caller_trace_data",
     "chosen_sources",
     "compact_traces",
     "compaction_line",
@@ -71,13 +80,16 @@ __all__ = [
     "find_flow",
     "flow_cells",
     "flow_events",
+    "flow_heading",
     "flow_review_lines",
     "list_traces",
     "listed_json",
     "parse_since",
+    "parse_traceparent",
     "production_finals",
     "project_store",
     "resolve_agent",
     "secret_env_values",
     "verify_traces",
+    "watch",
 ]

@@ -142,6 +142,33 @@ class IntegrityReport(BaseModel):
         return not self.breaks
 
 
+class OtelSettings(BaseModel):
+    """``[tool.mir.otel]``: every flow's spans sent live to an OpenTelemetry backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str | None = Field(
+        None,
+        description="OTLP/HTTP base URL, e.g. http://127.0.0.1:4318 (spans go to "
+        "<endpoint>/v1/traces). Unset: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL), "
+        "then $OTEL_EXPORTER_OTLP_ENDPOINT; neither: no live export. Headers (an API key) "
+        "come from $OTEL_EXPORTER_OTLP_HEADERS, never from this file.",
+    )
+    enabled: bool = Field(
+        True, description="false: no live export even with an endpoint ($OTEL_SDK_DISABLED too)."
+    )
+    service_name: str = Field("mir", min_length=1, description="The spans' service.name.")
+    timeout_s: float = Field(
+        2.0, gt=0, le=60, description="How long one export may take before it is dropped."
+    )
+    max_queue: int = Field(
+        2048,
+        ge=1,
+        le=1_000_000,
+        description="Spans waiting to leave; past it the oldest are dropped (and counted).",
+    )
+
+
 class TraceSettings(BaseModel):
     """``[tool.mir.traces]``: where traces live and what must never be written."""
 

@@ -1,11 +1,8 @@
 """Exports: JSON lines, Parquet, and OTLP/JSON spans (OpenTelemetry GenAI conventions).
 
-OTLP mapping: one trace per flow (trace id derived from the flow id, so exporting twice
-gives the same ids and a backend dedupes), one root ``invoke_agent`` span covering the
-flow, one child span per event. Model-call steps carry ``gen_ai.operation.name=chat``,
-``gen_ai.provider.name``, ``gen_ai.request.model`` and ``gen_ai.usage.*_tokens``; mir's
-own fields go under ``mir.*``. The file is the OTLP/HTTP JSON body
-(``ExportTraceServiceRequest``): post it to a collector, or load it in a backend.
+OTLP: the spans of ``spans.py`` (the same ids as the live export), written as the
+OTLP/HTTP JSON body (``ExportTraceServiceRequest``): post it to a collector, or load it
+in a backend.
 
 Every format is redacted again on the way out, with the redactor the project has now:
 events are redacted when written, but a line written by an older mir, before a variable
@@ -15,11 +12,10 @@ with what today's rules would scrub.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -29,6 +25,7 @@ from mir.traces.domain import TraceEvent
 from mir.traces.records import EVENT_FIELDS, canonical_body, stored_body
 from mir.traces.redaction import Redactor
 from mir.traces.sources import FlowFilter
+from mir.traces.spans import Span, flow_spans
 from mir.traces.store import TraceStore
 
 ExportFormat = Literal["json", "parquet", "otlp"]
@@ -118,7 +115,7 @@ def otlp_request(events: list[TraceEvent]) -> dict[str, Any]:
     flows: dict[str, list[TraceEvent]] = {}
     for event in events:
         flows.setdefault(event.flow_id, []).append(event)
-    spans = [span for flow in flows.values() for span in _flow_spans(flow)]
+    spans = [_otlp_span(span) for flow in flows.values() for span in flow_spans(flow)]
     return {
         "resourceSpans": [
             {
@@ -131,77 +128,21 @@ def otlp_request(events: list[TraceEvent]) -> dict[str, Any]:
     }
 
 
-def _flow_spans(events: list[TraceEvent]) -> list[dict[str, Any]]:
-    events = sorted(events, key=lambda e: e.seq)
-    first = events[0]
-    trace_id = hashlib.sha256(first.flow_id.encode()).hexdigest()[:32]
-    root_id = _span_id(first.flow_id, "root")
-    start = min(_nanos(e.at) - int(e.latency_ms * 1e6) for e in events)
-    status = next((e.status for e in reversed(events) if e.status), None)
-    root = {
-        "traceId": trace_id,
-        "spanId": root_id,
-        "name": f"invoke_agent {first.agent}",
-        "kind": 1,
-        "startTimeUnixNano": str(start),
-        "endTimeUnixNano": str(max(_nanos(e.at) for e in events)),
-        "attributes": [
-            _attr("gen_ai.operation.name", "invoke_agent"),
-            _attr("gen_ai.agent.name", first.agent),
-            _attr("mir.flow_id", first.flow_id),
-            *([_attr("mir.status", status)] if status else []),
-        ],
-        "status": {"code": 2 if status == "aborted" else 1},
+def _otlp_span(span: Span) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "traceId": span.trace_id,
+        "spanId": span.span_id,
+        "name": span.name,
+        "kind": span.kind,
+        "startTimeUnixNano": str(span.start_ns),
+        "endTimeUnixNano": str(span.end_ns),
+        "attributes": [_attr(k, v) for k, v in span.attributes.items()],
     }
-    return [root, *(_event_span(e, trace_id, root_id) for e in events)]
-
-
-def _event_span(event: TraceEvent, trace_id: str, parent: str) -> dict[str, Any]:
-    end = _nanos(event.at)
-    attributes = [
-        _attr("mir.step", event.step),
-        _attr("mir.seq", event.seq),
-        _attr("mir.event_id", event.event_id),
-        _attr("gen_ai.agent.name", event.agent),
-    ]
-    if event.step in _MODEL_STEPS:
-        attributes.append(_attr("gen_ai.operation.name", "chat"))
-    optional = {
-        "gen_ai.provider.name": event.provider,
-        "gen_ai.request.model": event.model,
-        "mir.prompt_hash": event.prompt_hash,
-        "mir.prompt_version": event.prompt_version,
-        "mir.status": event.status,
-    }
-    attributes += [_attr(k, v) for k, v in optional.items() if v is not None]
-    if event.prompt_tokens or event.completion_tokens:
-        attributes.append(_attr("gen_ai.usage.input_tokens", event.prompt_tokens))
-        attributes.append(_attr("gen_ai.usage.output_tokens", event.completion_tokens))
-    if event.cost_usd:
-        attributes.append(_attr("mir.cost_usd", event.cost_usd))
-    if event.reasons:
-        attributes.append(_attr("mir.reasons", list(event.reasons)))
-    if event.data:
-        attributes.append(_attr("mir.data", json.dumps(event.data, default=str)))
-    name = f"chat {event.model}" if event.step in _MODEL_STEPS and event.model else event.step
-    return {
-        "traceId": trace_id,
-        "spanId": _span_id(event.flow_id, event.event_id),
-        "parentSpanId": parent,
-        "name": name,
-        "kind": 3 if event.step in _MODEL_STEPS else 1,
-        "startTimeUnixNano": str(end - int(event.latency_ms * 1e6)),
-        "endTimeUnixNano": str(end),
-        "attributes": attributes,
-    }
-
-
-def _span_id(flow_id: str, key: str) -> str:
-    return hashlib.sha256(f"{flow_id}/{key}".encode()).hexdigest()[:16]
-
-
-def _nanos(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(microseconds=1) * 1_000
+    if span.parent_id:
+        body["parentSpanId"] = span.parent_id
+    if span.failed is not None:
+        body["status"] = {"code": 2 if span.failed else 1}
+    return body
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:

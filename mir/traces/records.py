@@ -89,6 +89,12 @@ def canonical_body(event: TraceEvent) -> str:
 
 def stored_body(event: TraceEvent, redactor: Redactor) -> str:
     """The body written to disk: timestamps in UTC, every secret replaced."""
+    return redacted_body(event, redactor)[0]
+
+
+def redacted_body(event: TraceEvent, redactor: Redactor) -> tuple[str, bool]:
+    """``stored_body``, and whether something secret-shaped was looked for in it (the
+    stored line then differs from the event as given, or may)."""
     at = event.at
     if at.tzinfo is not UTC:  # one form per instant, so the stored row re-hashes equal
         event = event.model_copy(update={"at": at.astimezone(UTC)})
@@ -96,7 +102,7 @@ def stored_body(event: TraceEvent, redactor: Redactor) -> str:
     # A cheap substring pre-check over the whole line; the walk that replaces secrets
     # runs only when something looks like one.
     if not redactor.might_contain(body):
-        return body
+        return body, False
     update: dict[str, Any] = {
         name: redactor.text(value)
         for name in _TEXT_FIELDS
@@ -104,7 +110,7 @@ def stored_body(event: TraceEvent, redactor: Redactor) -> str:
     }
     update["reasons"] = tuple(redactor.text(r) for r in event.reasons)
     update["data"] = redactor.value(json.loads(body)["data"])  # JSON-native already
-    return canonical_body(event.model_copy(update=update))
+    return canonical_body(event.model_copy(update=update)), True
 
 
 def genesis(segment: str) -> str:

@@ -51,10 +51,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from mir.traces import database
+from mir.traces import database, observers
 from mir.traces.compaction import compact_batch
 from mir.traces.domain import (
     CompactionResult,
@@ -67,11 +66,12 @@ from mir.traces.domain import (
 )
 from mir.traces.lake import Lake, fleet_lake
 from mir.traces.lake_checks import check_flow_segments, with_lake
+from mir.traces.live import start_live_export
 from mir.traces.manifest import Manifest
 from mir.traces.records import (
     EVENT_FIELDS,
     event_from_fields,
-    stored_body,
+    redacted_body,
     with_instants,
 )
 from mir.traces.redaction import Redactor, secret_env_values
@@ -145,6 +145,7 @@ class TraceStore:
         trace lake its reads cover every host, unless ``fleet_wide`` is False."""
         settings = project.section("traces", TraceSettings)
         folder = project.root / settings.path if settings.path else project.state_dir / "traces"
+        start_live_export(project, folder)
         return cls(
             folder,
             redact_env=settings.redact_env,
@@ -162,7 +163,8 @@ class TraceStore:
         """Write the events (redacted, hash-chained); durable against a crash on return."""
         if not events:
             return
-        bodies = [stored_body(event, self._redactor) for event in events]
+        written = [redacted_body(event, self._redactor) for event in events]
+        bodies = [body for body, _ in written]
         with self._mutex:
             rotations = self._writer.rotations
             try:
@@ -174,6 +176,8 @@ class TraceStore:
                     hint="the trace folder must be writable for a decision to run",
                 ) from exc
             rotated = self._writer.rotations != rotations
+        if observers.watching():
+            observers.notify_stored(events, written, self.directory.resolve())
         if rotated:
             self._compact_in_background()
 
@@ -202,9 +206,7 @@ class TraceStore:
     def __enter__(self) -> TraceStore:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # -- compaction ----------------------------------------------------------------

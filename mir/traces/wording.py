@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mir.traces.domain import UNFINISHED, CompactionResult, FlowSummary, TraceEvent
+from mir.traces.spans import flow_trace_id
 
 FLOW_COLUMNS = ("flow", "agent", "source", "status", "action", "steps", "model", "tokens")
 EVENT_COLUMNS = ("seq", "step", "status", "reasons", "provider/model", "prompt")
@@ -57,6 +58,15 @@ def event_details(event: TraceEvent) -> tuple[dict[str, Any], Any]:
     data = dict(event.data or {})
     prompt = data.pop("prompt", None) if event.step == "infer" else None
     return data, prompt
+
+
+def flow_heading(events: Sequence[TraceEvent]) -> str:
+    """The first line of ``mir traces show``: the flow, its agent and its trace id (the
+    caller's, when the flow was started inside one; else derived from the flow id)."""
+    first = events[0]
+    trace_id, callers = flow_trace_id(first)
+    whose = "the caller's trace" if callers else "its own trace"
+    return f"flow {first.flow_id}  agent {first.agent}  trace {trace_id} ({whose})"
 
 
 def flow_review_lines(events: Sequence[TraceEvent]) -> list[str]:
