@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from mir.cli.drift_render import render, render_history
-from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.options import FORMAT, JSON, METRICS, PROJECT
 from mir.cli.output import chosen_format, console, print_models, say
 from mir.cli.variadic import VariadicCommand, default_group
 
@@ -141,19 +141,22 @@ def register(app: typer.Typer) -> None:
         fmt: str | None = FORMAT,
         as_json: bool = JSON,
         rubrics: bool = RUBRICS,
+        metrics: str | None = METRICS,
         project: Path | None = PROJECT,
     ) -> int:
         """A rolling breaker: `check` every --every, in its own process (decisions never
         wait for it)."""
         from mir.drift import parse_duration
+        from mir.metrics import exposed
         from mir.releases import watch_with_canaries
 
         fmt = chosen_format(fmt, as_json)
         period = parse_duration(every, "--every").total_seconds()
         options = _options(window, reference, last, reference_last, rubrics)
-        return watch_with_canaries(
-            project, agents or [], options, period, iterations, *_watch_renderers(fmt)
-        )
+        with exposed(metrics, project):  # counting and /metrics while it watches
+            return watch_with_canaries(
+                project, agents or [], options, period, iterations, *_watch_renderers(fmt)
+            )
 
     @drift.command("snapshot")
     def snapshot_command(

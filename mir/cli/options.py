@@ -17,3 +17,9 @@ AGENT = typer.Option(None, "--agent", help=f"Only this agent's flows: {AGENT_HEL
 FLOWS_SINCE = typer.Option(
     None, "--since", help="Only flows active since: ISO time, or 30m, 1h, 2d."
 )
+METRICS = typer.Option(
+    None,
+    "--metrics",
+    metavar="[HOST:]PORT",
+    help="Serve Prometheus metrics at http://HOST:PORT/metrics (host 127.0.0.1 by default).",
+)

@@ -133,6 +133,9 @@ def register(app: typer.Typer) -> None:
             help="Folder of reviewers' private keys (NAME.key): a reviewer's approvals "
             "from the page are signed with NAME.key, else unsigned.",
         ),
+        metrics: bool = typer.Option(
+            False, "--metrics", help="Also serve Prometheus metrics at /metrics (no login)."
+        ),
         project: Path | None = PROJECT,
     ) -> None:
         """Serve the review inbox: pending flows with their input, context, proposal and
@@ -141,7 +144,7 @@ def register(app: typer.Typer) -> None:
         from mir.inbox import serve
         from mir.project import find_project
 
-        serve(find_project(project).root, host=host, port=port, keys_dir=keys)
+        serve(find_project(project).root, host=host, port=port, keys_dir=keys, metrics=metrics)
 
     app.add_typer(review, name="review")
 

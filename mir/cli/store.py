@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mir.cli.options import FORMAT, JSON, PROJECT
+from mir.cli.options import FORMAT, JSON, METRICS, PROJECT
 from mir.cli.output import chosen_format, print_json, say
 from mir.cli.variadic import VariadicCommand
 
@@ -65,10 +65,10 @@ def register(app: typer.Typer) -> None:
     def worker_command(
         agents: list[str] | None = WORKER_AGENTS, jobs: int = JOBS,
         provider: str | None = PROVIDER, responses: str | None = RESPONSES,
-        project: str | None = PROJECT,
+        metrics: str | None = METRICS, project: str | None = PROJECT,
     ) -> int:  # fmt: skip
         """Decide the flows submitted to the fleet (agent.submit): one at a time per
         process, until Ctrl-C or SIGTERM (the flow in hand finishes first)."""
         from mir.workers import serve_workers
 
-        return serve_workers(agents or [], jobs, project, provider, responses, say)
+        return serve_workers(agents or [], jobs, project, provider, responses, say, metrics)

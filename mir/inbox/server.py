@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from mir.errors import UsageError
 from mir.inbox.reviewing import Reviewing
@@ -18,8 +19,10 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     keys_dir: Path | None = None,
+    metrics: bool = False,
 ) -> None:
-    """Serve the project's review inbox on ``host:port`` (blocks)."""
+    """Serve the project's review inbox on ``host:port`` (blocks); ``metrics``: also
+    ``/metrics`` (Prometheus, no login), counting the reviews this server decides."""
     if not 0 < port < 65536:
         raise UsageError(f"--port {port} is not a TCP port", hint="give 1-65535")
     if keys_dir is not None and not keys_dir.is_dir():
@@ -31,6 +34,8 @@ def serve(
     from mir.inbox.app import create_app
 
     app = create_app(project_root, keys_dir)
+    if metrics:
+        _mount_metrics(app, project_root)
     _forget_environment_keys()
     listening = _bind(host, port)  # bound here: a port in use is one clear error line
     if not _loopback(host):
@@ -42,8 +47,21 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     print(f"review inbox: http://{shown}:{port}/  (Ctrl-C stops it)")
     print(_signing(app.state.inbox.reviewing, project_root), flush=True)
+    if metrics:
+        print(f"metrics: http://{shown}:{port}/metrics", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[listening])
+
+
+def _mount_metrics(app: Any, project_root: Path) -> None:
+    """``/metrics`` before the inbox's routes (no login: it shows counts, never a flow's
+    data), and this process counting what it writes (approvals, rejections, expiries)."""
+    from starlette.routing import Route
+
+    from mir.metrics import metrics_app, start_counting
+
+    app.router.routes.insert(0, Route("/metrics", metrics_app(project_root)))
+    start_counting()
 
 
 def _bind(host: str, port: int) -> socket.socket:

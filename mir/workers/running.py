@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mir.errors import UsageError
@@ -42,6 +42,7 @@ class WorkerPlan:
     settings: WorkerSettings
     provider: str | None = None
     responses: str | None = None
+    metrics: bool = False  # each process counts its decisions (``mir.metrics``)
 
 
 def plan_workers(
@@ -85,25 +86,51 @@ def serve_workers(
     provider: str | None,
     responses: str | None,
     say: Callable[[str], None],
+    metrics: str | None = None,
 ) -> int:
-    """``mir worker``: check, say what is watched (the first line), run; the exit code."""
-    plan, names, where = plan_workers(
-        agents, project=project, provider=provider, responses=responses
-    )
-    what = ", ".join(names) or "every agent"
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # from "watching" on: a stop waits
-    try:  # for the workers' handlers (a test presses Ctrl-C as soon as it reads the line)
-        say(f"mir worker: watching {where} for {what} ({jobs} process(es); Ctrl-C stops)")
-        return run_workers(plan, jobs)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    """``mir worker``: check, say what is watched (the first line), run; the exit code.
+    ``metrics`` (``PORT`` or ``HOST:PORT``): every process counts, this one serves
+    ``/metrics`` (bound before any process starts, serving once they have forked)."""
+    with contextlib.ExitStack() as stack:
+        server = None
+        if metrics is not None:
+            from mir.metrics import across_processes, bind_metrics, parse_address
+
+            parse_address(metrics)  # a bad value: exit 2 before the store is reached
+        plan, names, where = plan_workers(
+            agents, project=project, provider=provider, responses=responses
+        )
+        if metrics is not None:
+            if jobs > 1:  # before prometheus_client is imported: the children count there
+                stack.enter_context(across_processes())
+            server = bind_metrics(metrics, plan.project)
+            stack.callback(server.close)
+            plan = replace(plan, metrics=True)
+        what = ", ".join(names) or "every agent"
+        shown = f"; metrics at {server.url}" if server is not None else ""
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # from "watching" on: a stop
+        try:  # waits for the workers' handlers (a test presses Ctrl-C once it reads the line)
+            say(f"mir worker: watching {where} for {what} ({jobs} process(es){shown}; "
+                "Ctrl-C stops)")  # fmt: skip
+            return run_workers(plan, jobs, started=server.start if server else None)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] = print) -> int:
-    """Run ``jobs`` worker processes until a signal stops them; the exit code."""
+def run_workers(
+    plan: WorkerPlan,
+    jobs: int = 1,
+    report: Callable[[str], None] = print,
+    started: Callable[[], None] | None = None,
+) -> int:
+    """Run ``jobs`` worker processes until a signal stops them; the exit code.
+    ``started`` is called once they run (after the fork: a thread it starts is never
+    alive while a process forks)."""
     if jobs < 1:
         raise UsageError(f"-j {jobs}: at least 1 worker")
     if jobs == 1:
+        if started is not None:
+            started()
         return work(plan, report)
     ctx = multiprocessing.get_context(start_method())
     children = [ctx.Process(target=_child, args=(plan,), daemon=False) for _ in range(jobs)]
@@ -119,6 +146,8 @@ def run_workers(plan: WorkerPlan, jobs: int = 1, report: Callable[[str], None] =
     try:
         for child in children:
             child.start()
+        if started is not None:
+            started()
         for sig in STOPS:
             signal.signal(sig, forward)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # one that came meanwhile: forwarded
@@ -152,6 +181,10 @@ def work(plan: WorkerPlan, report: Callable[[str], None] | None = None) -> int:
     say = report or _stdout
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     decider = queue = None
+    if plan.metrics:
+        from mir.metrics import start_counting
+
+        start_counting()
     try:
         queue = submissions_of(find_project(Path(plan.project)))
         assert queue is not None  # checked by plan_workers
