@@ -136,6 +136,7 @@ def load_parts(contract_path: Path, root: Path) -> AgentParts:
         contract_ref=_ref(contract_path, root),
         contract_hash=hashlib.sha256(contract_path.read_bytes()).hexdigest(),
         decision_schema=schema,
+        input_schema=input_schema,
         integrity=integrity,
         prompt=JinjaPromptRenderer(contract_path.parent / contract.prompt, contract.version),
         executors=executors,

@@ -81,6 +81,7 @@ class AgentParts:
     prompt: PromptRenderer
     executors: Mapping[str, Executor]
     context_loader: ContextLoader | None = None
+    input_schema: dict[str, Any] | None = None  # the input's JSON schema (None: any object)
 
 
 class ModelRoutes(Protocol):
