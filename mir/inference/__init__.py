@@ -18,7 +18,7 @@ from mir.inference.domain import (
 from mir.inference.foreground_first import background, foreground
 from mir.inference.gguf_metadata import trained_context
 from mir.inference.llama import MODEL_CACHE, LlamaProvider
-from mir.inference.llama_setup import embedded_model_path
+from mir.inference.llama_setup import default_threads, embedded_model_path
 from mir.inference.remote import LiteLLMProvider
 from mir.inference.scripted import ScriptedProvider, read_responses
 
@@ -42,6 +42,7 @@ __all__ = [
     "ShedError",
     "TokenLogprob",
     "background",
+    "default_threads",
     "embedded_model_path",
     "foreground",
     "provider_for",
