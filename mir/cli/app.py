@@ -30,7 +30,20 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     import typer
 
-    from mir.cli import drift, eval, lint, models, new, review, reviewers, run, schema, traces
+    from mir.cli import (
+        doctor,
+        drift,
+        eval,
+        lint,
+        mcp,
+        models,
+        new,
+        review,
+        reviewers,
+        run,
+        schema,
+        traces,
+    )
 
     app = typer.Typer(
         name="mir",
@@ -54,7 +67,8 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mir keeps the model a cognitive engine, never an unchecked decision-maker."""
 
-    for module in (new, lint, run, review, reviewers, traces, eval, drift, models, schema):
+    modules = (new, lint, run, review, reviewers, traces, eval, drift, models, schema, mcp, doctor)
+    for module in modules:
         module.register(app)
     return app
 

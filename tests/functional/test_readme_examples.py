@@ -52,6 +52,9 @@ LINE_TIMEOUT_S = 600  # the embedded model on a busy 2-core machine: 0.5-20 s a 
 # because of a bug in mir (not in the README) goes here as "known failure: <the bug>"
 # until it is fixed; a README line that is wrong is fixed in the README instead.
 NOT_RUN: dict[tuple[str, str], str] = {
+    ("doctor", "mir doctor"): "its verdict depends on the machine (chromium on PATH):"
+    " tests/functional/test_doctor_cli.py runs both lines on a copy of the example, with"
+    " chromium present and hidden",
     ("quick-start", "make test"): "CI runs `make test` itself (and it runs this test)",
     ("lint", "pip install"): "the CI workflow's install step: this venv already has mir",
     ("evals", "mir eval --provider llama"): "22 cases on the embedded model (~4 min on 2"

@@ -14,7 +14,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "mir"
 MAX_LINES = 400
 MAX_MEDIAN = 120
-MAX_CLI_LINES = 2625  # the 2,600 of the refactor, then `mir worker` (one command, 20 lines)
+# the 2,600 of the refactor, then `mir worker` (one command, 20 lines), then `mir doctor`
+# and `mir mcp serve` (two commands, 59 lines, +14 registering them), `--metrics` on three
+# long-running commands (+12) and `--traceparent` with the trace id in `traces show` (+9)
+MAX_CLI_LINES = 2720
 
 
 def _sizes() -> dict[str, int]:
