@@ -34,8 +34,12 @@ def diagnose(project: str | Path | None, machine: Machine) -> Diagnosis:
     except MirUserError as exc:
         if project is not None:
             raise  # asked for a project by path: a usage error (exit 2)
-        fix = exc.hint or "run it inside a mir project, or pass --project"
-        proj, settings, missing = None, None, warn("project", exc.message, fix)
+        if exc.where is not None:  # a pyproject.toml with [tool.mir] that does not load
+            fix = exc.hint or f"fix {exc.where}"
+            proj, settings, missing = None, None, problem("project", str(exc), fix)
+        else:
+            fix = exc.hint or "run it inside a mir project, or pass --project"
+            proj, settings, missing = None, None, warn("project", exc.message, fix)
     else:
         missing = None
         try:

@@ -6,11 +6,13 @@ public function and turns its answer, or its one-line error, into rows."""
 from __future__ import annotations
 
 import os
+import re
 
 from mir.doctor.domain import Check, ok, problem, warn
 from mir.errors import MirUserError
 from mir.project import Project
 
+VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # litellm's provider prefixes and the variable each reads its key from.
 KEY_ENVS = {
     "openai": "OPENAI_API_KEY",
@@ -140,6 +142,16 @@ def key_checks(project: Project) -> list[Check]:
     rows = []
     for env, users in sorted(needed.items()):
         where = ", ".join(sorted(users))
+        if not VARIABLE.fullmatch(env):  # maybe the key itself: never shown
+            rows.append(
+                problem(
+                    f"api_key_env ({where})",
+                    "not a variable name (it may be the key itself; its value is not shown)",
+                    "set api_key_env to the NAME of the variable holding the key, e.g. "
+                    "OPENAI_API_KEY, and export that variable",
+                )
+            )
+            continue
         if os.environ.get(env, "").strip():
             rows.append(ok(f"key {env}", f"present (for {where})"))
         else:

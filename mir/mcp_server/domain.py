@@ -71,7 +71,7 @@ def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")
     hint = "e.g. --http 127.0.0.1:8765"
-    if not sep or not host or not port.isdigit():
+    if not sep or not host or not (port.isascii() and port.isdigit()):
         raise UsageError(f"--http {text!r}: not HOST:PORT", hint=hint)
     number = int(port)
     if not 0 < number < 65536:
@@ -112,6 +112,12 @@ def split_arguments(
     if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_CHARS:
         raise ToolRefusal(f"idempotency_key: a non-empty string of at most {MAX_KEY_CHARS} chars")
     return data, key
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A caller's value quoted for a one-line error, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 def keyed_flow_id(agent: str, key: str) -> str:

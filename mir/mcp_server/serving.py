@@ -113,13 +113,17 @@ def open_tools(
 
 def _listening_socket(host: str, port: int) -> socket.socket:
     """Bound and listening before anything loads: a port in use is one error line."""
-    where = f"--http {host}:{port}"
+    where = f"--http {host[:80]}:{port}"
     try:
         family, kind, proto, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[
             0
         ]
     except socket.gaierror as exc:
         raise UsageError(f"{where}: unknown host ({exc.strerror})") from None
+    except (UnicodeError, ValueError) as exc:  # a label too long, a NUL in the name
+        raise UsageError(
+            f"{where}: not a host name ({exc})", hint="e.g. --http 127.0.0.1:8765"
+        ) from None
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

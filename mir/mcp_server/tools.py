@@ -31,10 +31,12 @@ from mir.mcp_server.domain import (
     input_digest,
     keyed_flow_id,
     outcome_of,
+    shown,
     split_arguments,
     tool_schema,
 )
 
+MAX_FLOW_ID_CHARS = 200  # flow ids are 32-35 chars; a longer one names no flow
 LOCK_WAIT_S = 900.0  # a racing retry waits this long for the first call's decision
 
 
@@ -77,6 +79,10 @@ class AgentTools:
 
         if not flow_id.strip():
             raise ToolRefusal("flow_status: give the flow_id a call returned")
+        if len(flow_id) > MAX_FLOW_ID_CHARS:
+            raise ToolRefusal(
+                f"no flow {shown(flow_id)}: a flow id is at most {MAX_FLOW_ID_CHARS} chars"
+            )
         events = find_flow(self.traces, flow_id.strip())
         agent = self.agents.get(events[0].agent)
         field = agent.contract.decision.action_field if agent is not None else "action"
@@ -94,7 +100,7 @@ class AgentTools:
         agent = self.agents.get(name)
         if agent is None:
             known = ", ".join(self._specs) or "none"
-            raise ToolRefusal(f"unknown tool {name!r} (agents: {known}; and {FLOW_STATUS})")
+            raise ToolRefusal(f"unknown tool {shown(name)} (agents: {known}; and {FLOW_STATUS})")
         data, key = split_arguments(arguments, meta, key_argument=self._key_argument[name])
         checked = agent.parts.integrity.check_input(data)  # refused: no flow, no key used
         if not checked.ok:
