@@ -12,15 +12,25 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mir.metrics.domain import COUNTED, LATENCY_BUCKETS, FlowSources, readings
+from mir.metrics.domain import (
+    ACTIONS_PER_AGENT,
+    AGENTS,
+    COUNTED,
+    LATENCY_BUCKETS,
+    FlowSources,
+    readings,
+)
 from mir.traces import TraceEvent, watch
 
 
 class Counting:
     """The counted metrics in ``registry`` (prometheus_client's default one when None),
-    and the observer that feeds them: ``counting(events)``."""
+    and the observer that feeds them: ``counting(events)``. ``agents`` and ``actions``
+    cap the distinct agent words and each agent's action words (then ``other``)."""
 
-    def __init__(self, registry: Any = None):
+    def __init__(
+        self, registry: Any = None, *, agents: int = AGENTS, actions: int = ACTIONS_PER_AGENT
+    ):
         from prometheus_client import REGISTRY, Counter, Histogram
 
         target = REGISTRY if registry is None else registry
@@ -36,7 +46,7 @@ class Counting:
                     buckets=LATENCY_BUCKETS,
                 )  # fmt: skip
             self._metrics[metric.name] = made
-        self._sources = FlowSources()
+        self._sources = FlowSources(agents=agents, actions=actions)
         self._lock = threading.Lock()
 
     def __call__(self, events: Sequence[TraceEvent]) -> None:

@@ -4,7 +4,10 @@ labels, what each trace event adds to them, and the ``--metrics`` address.
 Labels are closed words only: the agent's name, a flow status, the decided action, the
 flow's source and the step. Nothing of a flow's input, context, decision fields or
 errors ever becomes a label or a value: an action that is not a plain name is
-``other``, a source mir does not know is ``other``.
+``other``, a source mir does not know is ``other``. The runtime puts only a contract's
+actions in a final record (a proposal that fails the check has no decision), and as a
+second bound each agent's distinct action words, and the agents, are capped: past the
+cap a new word is ``other``, so no stream of events grows the label sets without end.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 OTHER = "other"
 NONE = "none"
+ACTIONS_PER_AGENT = 64  # distinct action words one agent's counters carry, then "other"
+AGENTS = 512  # distinct agent words, then "other"
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,35 @@ def source_of(value: Any) -> str:
 
 class FlowSources:
     """Each flow's source, remembered from its snapshot (bounded), for the events of a
-    flow that do not carry it (model calls, a review request)."""
+    flow that do not carry it (model calls, a review request); and the agent and action
+    words already used as labels, each set capped (``AGENTS``, ``ACTIONS_PER_AGENT``)."""
 
-    def __init__(self, size: int = 10_000):
+    def __init__(self, size: int = 10_000, agents: int = AGENTS, actions: int = ACTIONS_PER_AGENT):
         self._size = size
         self._known: OrderedDict[str, str] = OrderedDict()
+        self._caps = (agents, actions)
+        self._words: dict[str, set[str]] = {}  # agent word -> its action words
+
+    def agent(self, value: Any) -> str:
+        """``value`` as an agent label: its word while fewer than the cap are known."""
+        name = word(value)
+        if name in self._words or name in (OTHER, NONE):
+            return name
+        if len(self._words) >= self._caps[0]:
+            return OTHER
+        self._words[name] = set()
+        return name
+
+    def action(self, agent: str, value: Any) -> str:
+        """``value`` as ``agent``'s action label, within the per-agent cap."""
+        name = word(value)
+        seen = self._words.setdefault(agent, set())
+        if name in seen or name in (OTHER, NONE):
+            return name
+        if len(seen) >= self._caps[1]:
+            return OTHER
+        seen.add(name)
+        return name
 
     def note(self, flow_id: str, source: str) -> None:
         self._known[flow_id] = source
@@ -125,7 +154,7 @@ def readings(events: Sequence[TraceEvent], sources: FlowSources) -> list[Reading
 
 def _event(event: TraceEvent, sources: FlowSources) -> Iterable[Reading]:
     data = event.data if isinstance(event.data, dict) else {}
-    agent = word(event.agent)
+    agent = sources.agent(event.agent)
     if event.step == "snapshot":
         sources.note(event.flow_id, source_of(data.get("source")))
         return
@@ -136,7 +165,9 @@ def _event(event: TraceEvent, sources: FlowSources) -> Iterable[Reading]:
         source = source_of(data.get("source", sources.of(event.flow_id)))
         sources.forget(event.flow_id)
         record = data.get("record") if isinstance(data.get("record"), dict) else {}
-        yield Reading(DECISIONS, (agent, event.status, word(record.get("action")), source))
+        yield Reading(
+            DECISIONS, (agent, event.status, sources.action(agent, record.get("action")), source)
+        )
         total = record.get("latency_ms")
         if isinstance(total, int | float) and not isinstance(total, bool) and total > 0:
             yield Reading(DECISION_LATENCY, (agent, source), total / 1000)

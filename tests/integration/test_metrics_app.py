@@ -11,6 +11,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mir.runtime import load_agent
 from tests.support.fixtures import free_port
@@ -117,3 +119,48 @@ def test_the_server_serves_metrics_and_a_port_in_use_is_a_usage_error(tmp_path: 
         taken.listen()
         with pytest.raises(UsageError, match="in use"):
             bind_metrics(f"127.0.0.1:{taken.getsockname()[1]}", root)
+
+
+# Off-contract, label-breaking and secret-carrying actions a model might answer with.
+_HOSTILE_ACTION = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(
+        ['refund"} 1\nmir_x{a="', "refund\n", "sk-live-0123456789abcdef", "REFUND", "other"]
+    ),
+    st.from_regex(r"[a-z_]{1,20}", fullmatch=True),
+)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(actions=st.lists(_HOSTILE_ACTION, min_size=1, max_size=12))
+def test_a_hostile_model_s_actions_never_become_labels(
+    tmp_path_factory: pytest.TempPathFactory, actions: list[str]
+) -> None:
+    """Whatever the model answers as its action, the decisions' action labels are the
+    contract's actions (refund, deny, escalate) or none: a proposal that fails the check
+    reaches its final record without a decision, so nothing it said becomes a label."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from mir.metrics import Counting
+    from mir.traces import watch
+
+    root = inbox_project(tmp_path_factory.mktemp("hostile") / "app")
+    answers = root / "hostile.jsonl"
+    answers.write_text(
+        "".join(json.dumps(json.dumps({**GOOD, "action": a})) + "\n" for a in ["refund", *actions])
+        * 3
+    )
+    registry = CollectorRegistry()
+    unwatch = watch(Counting(registry))
+    try:
+        with load_agent(AGENT, project=root, provider="scripted", responses=answers) as agent:
+            for _ in range(len(actions) + 1):
+                agent.decide(ORDER)
+    finally:
+        unwatch()
+    text = generate_latest(registry).decode()
+    labels = set(re.findall(r'mir_decisions_total\{[^}]*action="([^"]*)"', text))
+    assert "refund" in labels and labels <= {"refund", "deny", "escalate", "none"}
+    assert "sk-live" not in text and "mir_x" not in text

@@ -254,6 +254,29 @@ def test_odd_event_data_counts_what_it_can_and_never_raises(counting):
     )
 
 
+def test_the_label_sets_stay_bounded_whatever_the_events_name():
+    """Past the per-agent cap a new action word is ``other``, past the agent cap a new
+    agent is: no stream of events grows the label sets without end. Words already
+    counted keep their labels after the cap is reached."""
+    registry = prometheus_client.CollectorRegistry()
+    count = Counting(registry, agents=3, actions=4)
+    for i in range(10):
+        count(_flow(f"a{i}", action=f"act_{i}"))
+        final = {"record": {"action": "refund"}}
+        count([_ev(f"g{i}", 0, "final", agent=f"agent_{i}", status="executed", data=final)])
+    count(_flow("again", action="act_0"))
+    decisions = {
+        (sample.labels["agent"], sample.labels["action"]): sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "mir_decisions_total"
+    }
+    triage = {action: n for (agent, action), n in decisions.items() if agent == "refunds.triage"}
+    assert triage == {"act_0": 2, "act_1": 1, "act_2": 1, "act_3": 1, "other": 6}
+    assert {agent for agent, _ in decisions} == {"refunds.triage", "agent_0", "agent_1", "other"}
+    assert decisions[("other", "refund")] == 8
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("9464", ("127.0.0.1", 9464)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9100", ("::1", 9100))],
